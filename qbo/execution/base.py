@@ -1,0 +1,45 @@
+"""The executor protocol: run circuits with given shots, return counts.
+
+Like Mitiq's executors, an executor is small: it knows how to run circuits on one target
+and nothing about estimation. Every circuit must measure into classical bits; counts are
+keyed by the bitstring of all classical bits (qiskit order, clbit 0 rightmost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from qiskit import QuantumCircuit
+
+Counts = dict[str, int]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs circuits on one target."""
+
+    @property
+    def target(self) -> str:
+        """The target this executor runs on, e.g. ``exact`` or ``fake:FakeBrisbane``."""
+        ...
+
+    def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
+        """Run ``circuits[i]`` with ``shots[i]`` shots each; return one Counts per circuit."""
+        ...
+
+
+def ones(counts: Counts, clbit: int = 0) -> int:
+    """Number of shots in which classical bit ``clbit`` read 1."""
+    return sum(n for bits, n in counts.items() if bits[-1 - clbit] == "1")
+
+
+def check_shots(circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[int]:
+    """Validate the run arguments; return shots as ints."""
+    if len(circuits) != len(shots):
+        raise ValueError(f"need one shot count per circuit, got {len(shots)} for {len(circuits)} circuits")
+    out = [int(s) for s in shots]
+    bad = [s for s in out if s < 1]
+    if bad:
+        raise ValueError(f"shots must be >= 1, got {bad[0]}")
+    return out

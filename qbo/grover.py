@@ -1,0 +1,65 @@
+"""Grover powers Q^k A of an oracle (Brassard et al. 2002; Grinko et al. 2021, Sec. 2).
+
+Q = A S_0 A^dagger S_chi, where S_chi flips the phase of states whose objective qubit is
+|1> and S_0 reflects about |0...0>. After k applications, P(objective = 1) =
+sin^2((2k + 1) theta) with a = sin^2(theta).
+
+A shot of ``power_circuit(oracle, k)`` calls the oracle 2k + 1 times: A once, then A and
+A^dagger inside each Q. Barriers separate A and every Q so that the transpiler can never
+merge or cancel them: on a noisy target the error grows with k as it does on hardware.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from qiskit import ClassicalRegister, QuantumCircuit
+from qiskit.circuit.library import grover_operator
+
+from qbo.oracles.base import Oracle
+
+ORACLE_KEY = "qbo_oracle"
+POWER_KEY = "qbo_k"
+
+
+def oracle_calls(k: int, shots: int) -> int:
+    """Honest oracle calls of ``shots`` shots of Q^k A: shots * (2k + 1)."""
+    return shots * (2 * k + 1)
+
+
+@lru_cache(maxsize=256)
+def grover(oracle: Oracle) -> QuantumCircuit:
+    """The Grover operator Q of ``oracle`` built with ``qiskit.circuit.library.grover_operator``."""
+    phase = QuantumCircuit(oracle.num_qubits, name="S_chi")
+    phase.z(oracle.objective)
+    return grover_operator(phase, state_preparation=oracle.circuit, name="Q")
+
+
+@lru_cache(maxsize=4096)
+def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
+    """Q^k A followed by a measurement of the objective qubit into a 1-bit register.
+
+    The result is cached and shared: treat it as read-only. Its metadata names the oracle
+    and k, which executors use as their transpilation cache key.
+    """
+    if k < 0:
+        raise ValueError(f"Grover power k must be >= 0, got {k}")
+    q = grover(oracle)
+    circuit = oracle.circuit.copy_empty_like(name=f"QkA_k{k}")
+    circuit.compose(oracle.circuit, inplace=True)
+    for _ in range(k):
+        circuit.barrier()
+        circuit.compose(q, inplace=True)
+    circuit.add_register(ClassicalRegister(1, "c"))
+    circuit.barrier()
+    circuit.measure(oracle.objective, 0)
+    circuit.metadata = {ORACLE_KEY: oracle.key, POWER_KEY: k}
+    return circuit
+
+
+def cache_key(circuit: QuantumCircuit) -> tuple[str, int] | None:
+    """(oracle key, k) of a power circuit, or None for any other circuit."""
+    meta = circuit.metadata or {}
+    if ORACLE_KEY in meta and POWER_KEY in meta:
+        return str(meta[ORACLE_KEY]), int(meta[POWER_KEY])
+    return None

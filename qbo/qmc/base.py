@@ -1,0 +1,51 @@
+"""Shared pieces of the mean estimators: validation, one round of shots, the protocol."""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from qbo.execution.base import Executor, ones
+from qbo.grover import power_circuit
+from qbo.oracles.base import Oracle
+from qbo.qmc.result import Estimate, Round
+
+
+class MeanEstimator(Protocol):
+    """Estimates E[y] of an oracle on an executor to the configured epsilon and alpha."""
+
+    epsilon: float
+    alpha: float
+
+    def estimate(self, oracle: Oracle, executor: Executor) -> Estimate: ...
+
+
+def check_accuracy(epsilon: float, alpha: float) -> None:
+    """One-line ValueErrors for an epsilon or alpha out of range."""
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def unit_epsilon(oracle: Oracle, epsilon: float) -> float:
+    """Epsilon in reward units -> epsilon on the amplitude scale [0, 1]."""
+    return epsilon / (oracle.high - oracle.low)
+
+
+def run_round(executor: Executor, oracle: Oracle, k: int, shots: int) -> Round:
+    """Sample ``shots`` shots of Q^k A and count the ones on the objective qubit."""
+    (counts,) = executor.run([power_circuit(oracle, k)], [shots])
+    return Round(k=k, shots=shots, ones=ones(counts))
+
+
+def to_estimate(
+    oracle: Oracle, a_low: float, a_high: float, a_value: float, **fields: object
+) -> Estimate:
+    """Build the Estimate in reward units from an amplitude-scale interval."""
+    return Estimate(
+        value=float(oracle.to_reward(a_value)),
+        ci_low=float(oracle.to_reward(a_low)),
+        ci_high=float(oracle.to_reward(a_high)),
+        **fields,  # type: ignore[arg-type]
+    )

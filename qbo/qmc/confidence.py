@@ -1,0 +1,37 @@
+"""Confidence intervals for a binomial proportion, as plain functions.
+
+Grinko et al. 2021 (IAE), Sec. 3: each round turns ``ones`` out of ``shots`` into an
+interval for p = sin^2(K theta / 2) by either a Chernoff-Hoeffding bound or the exact
+Clopper-Pearson ('beta') interval.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.stats import beta as beta_dist
+
+
+def chernoff(ones: int, shots: int, alpha: float) -> tuple[float, float]:
+    """Two-sided Hoeffding interval p_hat +- sqrt(ln(2/alpha) / (2 shots)), clipped to [0, 1]."""
+    p = ones / shots
+    half = math.sqrt(math.log(2.0 / alpha) / (2.0 * shots))
+    return max(0.0, p - half), min(1.0, p + half)
+
+
+def clopper_pearson(ones: int, shots: int, alpha: float) -> tuple[float, float]:
+    """Exact two-sided Clopper-Pearson interval at level 1 - alpha."""
+    low = 0.0 if ones == 0 else float(beta_dist.ppf(alpha / 2, ones, shots - ones + 1))
+    high = 1.0 if ones == shots else float(beta_dist.ppf(1 - alpha / 2, ones + 1, shots - ones))
+    return low, high
+
+
+METHODS = {"chernoff": chernoff, "beta": clopper_pearson}
+
+
+def interval(method: str, ones: int, shots: int, alpha: float) -> tuple[float, float]:
+    """Dispatch by name: 'beta' (Clopper-Pearson) or 'chernoff'."""
+    try:
+        return METHODS[method](ones, shots, alpha)
+    except KeyError:
+        raise ValueError(f"confidence method must be one of {sorted(METHODS)}, got '{method}'") from None

@@ -1,0 +1,56 @@
+"""The rich result of a mean estimate: value, interval, cost and how it was reached."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Round:
+    """One batch of shots of Q^k A: ``ones`` of ``shots`` measured the objective in |1>."""
+
+    k: int
+    shots: int
+    ones: int
+
+    @property
+    def oracle_calls(self) -> int:
+        """shots * (2k + 1): A once, then A and A^dagger inside each of the k Grover steps."""
+        return self.shots * (2 * self.k + 1)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of E[y] in reward units, built once at the end of an estimation.
+
+    ``oracle_calls`` is exactly ``sum(r.shots * (2 r.k + 1) for r in rounds)``.
+    ``reached_epsilon`` is False when the estimator stopped (e.g. at its round or depth cap)
+    with an interval wider than 2 epsilon; the interval is still honest.
+    """
+
+    value: float
+    ci_low: float
+    ci_high: float
+    epsilon: float
+    alpha: float
+    rounds: tuple[Round, ...]
+    wall_time: float
+    method: str
+    target: str
+    reached_epsilon: bool = True
+
+    @property
+    def oracle_calls(self) -> int:
+        return sum(r.oracle_calls for r in self.rounds)
+
+    @property
+    def half_width(self) -> float:
+        return 0.5 * (self.ci_high - self.ci_low)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-JSON form; keys as printed by ``qbo estimate --json``."""
+        out = asdict(self)
+        out["rounds"] = [asdict(r) for r in self.rounds]
+        out["oracle_calls"] = self.oracle_calls
+        return out
