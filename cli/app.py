@@ -1,7 +1,22 @@
+"""The `qbo` command. Thin: parse, call the library, print. Heavy imports stay inside commands."""
+
+from __future__ import annotations
+
 import typer
-app = typer.Typer()
-@app.command()
-def hello():
-    print("hi")
-def main():
+
+from qbo.cli.calibration_commands import calibrations_app
+from qbo.cli.qmc_commands import circuits_app, estimate
+
+app = typer.Typer(
+    help="qbo: quantum-first Bayesian optimisation with honest oracle-call accounting.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command()(estimate)
+app.add_typer(circuits_app, name="circuits")
+app.add_typer(calibrations_app, name="calibrations")
+
+
+def main() -> None:
     app()

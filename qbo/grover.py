@@ -5,8 +5,10 @@ Q = A S_0 A^dagger S_chi, where S_chi flips the phase of states whose objective 
 sin^2((2k + 1) theta) with a = sin^2(theta).
 
 A shot of ``power_circuit(oracle, k)`` calls the oracle 2k + 1 times: A once, then A and
-A^dagger inside each Q. Barriers separate A and every Q so that the transpiler can never
-merge or cancel them: on a noisy target the error grows with k as it does on hardware.
+A^dagger inside each Q. Barriers separate A, every Q and the reflections and oracle calls
+inside Q, so the transpiler can never merge or cancel two oracle calls: each call of A or
+A^dagger is compiled on its own, as a black-box oracle would be, and on a noisy target the
+error grows with k as it does on hardware.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def grover(oracle: Oracle) -> QuantumCircuit:
     """The Grover operator Q of ``oracle`` built with ``qiskit.circuit.library.grover_operator``."""
     phase = QuantumCircuit(oracle.num_qubits, name="S_chi")
     phase.z(oracle.objective)
-    return grover_operator(phase, state_preparation=oracle.circuit, name="Q")
+    return grover_operator(phase, state_preparation=oracle.circuit, insert_barriers=True, name="Q")
 
 
 @lru_cache(maxsize=4096)

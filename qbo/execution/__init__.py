@@ -1,0 +1,7 @@
+"""Executors: run circuits with given shots on one target and return counts."""
+
+from qbo.execution.base import Counts, Executor, ones
+from qbo.execution.exact import ExactExecutor
+from qbo.execution.targets import TARGET_FORMS, make_executor
+
+__all__ = ["Counts", "ExactExecutor", "Executor", "TARGET_FORMS", "make_executor", "ones"]

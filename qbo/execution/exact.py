@@ -45,7 +45,7 @@ class ExactExecutor:
     def _ladder_probabilities(self, circuit: QuantumCircuit, oracle_key: str, k: int) -> np.ndarray:
         ladder = self._ladders.get(oracle_key)
         if ladder is None or (k > 0 and ladder.q is None):
-            ladder = self._ladders[oracle_key] = _Ladder.from_power_circuit(circuit)
+            ladder = self._ladders[oracle_key] = _Ladder.from_power_circuit(circuit, k)
         state = ladder.state(k)
         return _measured_distribution(circuit, np.abs(state) ** 2)
 
@@ -62,11 +62,10 @@ class _Ladder:
         self.q = q_matrix
 
     @classmethod
-    def from_power_circuit(cls, circuit: QuantumCircuit) -> "_Ladder":
-        blocks = _blocks(circuit)
-        start = Statevector(blocks[0]).data
-        q = Operator(blocks[1]).data if len(blocks) > 1 else None
-        return cls(start, q)
+    def from_power_circuit(cls, circuit: QuantumCircuit, k: int) -> "_Ladder":
+        a_part, q_parts = _split_power(circuit, k)
+        start = Statevector(a_part).data
+        return cls(start, Operator(q_parts).data if k > 0 else None)
 
     def state(self, k: int) -> np.ndarray:
         while len(self._states) <= k:
@@ -74,21 +73,19 @@ class _Ladder:
         return self._states[k]
 
 
-def _blocks(circuit: QuantumCircuit) -> list[QuantumCircuit]:
-    """Split the unitary part of a circuit at its barriers (measurements dropped)."""
-    blocks = [circuit.copy_empty_like()]
-    for inst in circuit.data:
-        name = inst.operation.name
-        if name == "barrier":
-            blocks.append(circuit.copy_empty_like())
-        elif name != "measure":
-            blocks[-1].append(inst)
-    return [_unitary_only(b) for b in blocks if b.size()]
+def _split_power(circuit: QuantumCircuit, k: int) -> tuple[QuantumCircuit, QuantumCircuit]:
+    """A (the gates before the first barrier) and one Q (a k-th of the gates after it)."""
+    data = [i for i in circuit.data if i.operation.name != "measure"]
+    first = next((n for n, i in enumerate(data) if i.operation.name == "barrier"), len(data))
+    rest = [i for i in data[first:] if i.operation.name != "barrier"]
+    if k and len(rest) % k:
+        raise ValueError(f"circuit '{circuit.name}' is not A followed by {k} equal Grover steps")
+    return _unitary_only(circuit, data[:first]), _unitary_only(circuit, rest[: len(rest) // k] if k else [])
 
 
-def _unitary_only(circuit: QuantumCircuit) -> QuantumCircuit:
+def _unitary_only(circuit: QuantumCircuit, data: list | None = None) -> QuantumCircuit:
     bare = QuantumCircuit(circuit.num_qubits)
-    for inst in circuit.data:
+    for inst in circuit.data if data is None else data:
         bare.append(inst.operation, [circuit.find_bit(q).index for q in inst.qubits])
     return bare
 

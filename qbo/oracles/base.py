@@ -26,6 +26,10 @@ class Oracle:
         low, high: the affine map between [0, 1] and reward units.
         mean: the exact mean reward this circuit encodes (reward units), or None if unknown.
         spec: a canonical description; two oracles with equal spec are equal.
+        outcomes: for oracles with an outcome register on qubits 1..n (Eq. (2)), the reward
+            value of each register state (index = integer value of the register); a classical
+            sample measures the register and reads one value. None: a classical sample reads
+            the objective qubit and maps it to ``low`` or ``high``.
     """
 
     circuit: QuantumCircuit
@@ -34,6 +38,7 @@ class Oracle:
     high: float = 1.0
     mean: float | None = None
     spec: str = ""
+    outcomes: tuple[float, ...] | None = None
     _key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -54,7 +54,8 @@ def discrete(
     circuit = _outcome_circuit(np.clip((v - low) / (high - low), 0.0, 1.0), p)
     mean = float(np.dot(p, v))
     text = spec or "discrete:values={};probs={};window={}".format(v.tolist(), p.tolist(), (low, high))
-    return Oracle(circuit, objective=0, low=float(low), high=float(high), mean=mean, spec=text)
+    outcomes = tuple(float(x) for x in v) + (float(low),) * (2 ** (circuit.num_qubits - 1) - v.size)
+    return Oracle(circuit, 0, float(low), float(high), mean=mean, spec=text, outcomes=outcomes)
 
 
 def _outcome_circuit(unit_values: np.ndarray, probs: np.ndarray) -> QuantumCircuit:

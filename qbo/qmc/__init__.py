@@ -1,0 +1,27 @@
+"""Quantum Monte Carlo mean estimation: IAE, classical Monte Carlo and an automatic choice."""
+
+from qbo.qmc.auto import AutoEstimator
+from qbo.qmc.base import MeanEstimator
+from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
+from qbo.qmc.result import Estimate, Round
+
+METHODS = ("iae", "mc", "auto")
+
+
+def make_estimator(method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None) -> MeanEstimator:
+    """Estimator by name: 'iae', 'mc' or 'auto'; ``shots`` sets IAE's shots per round."""
+    iae_options = {} if shots is None else {"shots": shots}
+    if method == "iae":
+        return IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
+    if method == "mc":
+        return MonteCarloEstimator(epsilon, alpha)
+    if method == "auto":
+        return AutoEstimator(epsilon, alpha, iae_options)
+    raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
+
+
+__all__ = [
+    "AutoEstimator", "Estimate", "IterativeAmplitudeEstimation", "METHODS", "MeanEstimator",
+    "MonteCarloEstimator", "Round", "hoeffding_shots", "make_estimator",
+]

@@ -1,0 +1,55 @@
+"""`qbo calibrations list | show | export`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from qbo.cli.errors import one_line_errors
+
+calibrations_app = typer.Typer(help="Device calibration snapshots.", no_args_is_help=True)
+
+
+@calibrations_app.command("list")
+@one_line_errors
+def list_() -> None:
+    """List the shipped snapshots."""
+    from qbo.calibration import list_snapshots, load_snapshot
+
+    for name in list_snapshots():
+        s = load_snapshot(name)
+        typer.echo(f"{name:20s} {s.processor or '?':10s} {s.num_qubits:4d} qubits  {s.timestamp}  {s.source}")
+
+
+@calibrations_app.command("show")
+@one_line_errors
+def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Summarise one snapshot (median T1, T2, readout and gate errors)."""
+    import numpy as np
+
+    from qbo.calibration import load_snapshot
+
+    s = load_snapshot(name)
+    if as_json:
+        typer.echo(json.dumps(s.to_json()))
+        return
+    med = lambda xs: float(np.median([x for x in xs if x is not None])) if any(x is not None for x in xs) else float("nan")  # noqa: E731
+    typer.echo(f"{s.name}: {s.processor} {s.num_qubits} qubits, basis {', '.join(s.basis_gates)}, from {s.source} at {s.timestamp}")
+    typer.echo(f"median T1 {med([q.t1 for q in s.qubits]) * 1e6:.1f} us, T2 {med([q.t2 for q in s.qubits]) * 1e6:.1f} us, readout error {med([q.readout_error for q in s.qubits]):.4f}")
+    for gate in sorted({g.gate for g in s.gates}):
+        errs = [g.error for g in s.gates if g.gate == gate]
+        durs = [g.duration for g in s.gates if g.gate == gate]
+        typer.echo(f"  {gate:8s} median error {med(errs):.2e}, median duration {med(durs) * 1e9:.0f} ns ({len(errs)} entries)")
+
+
+@calibrations_app.command("export")
+@one_line_errors
+def export(from_fake: Annotated[str, typer.Option("--from-fake", help="Fake backend class, e.g. FakeBrisbane.")]) -> None:
+    """Export a snapshot from a qiskit-ibm-runtime fake backend into calibrations/."""
+    from qbo.calibration import calibrations_dir, export_from_fake, save_snapshot
+
+    snapshot = export_from_fake(from_fake)
+    path = save_snapshot(snapshot, calibrations_dir() / f"{snapshot.name}.json")
+    typer.echo(f"wrote {path}")

@@ -1,0 +1,48 @@
+"""Pick the cheaper of IAE and Monte Carlo for the requested accuracy.
+
+At large eps classical sampling wins: Hoeffding needs 8 calls at eps = 0.5, alpha = 0.05,
+while any IAE run pays at least its first round of shots. Q-GP-UCB asks for large eps in
+its early stages (eps_s = sigma_{s-1}(x_s) / sqrt(lambda), Alg. 1 line 3), so this matters.
+The choice compares the two estimators' own cost models (``expected_calls``); it depends
+only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qbo.execution.base import Executor
+from qbo.oracles.base import Oracle
+from qbo.qmc.base import check_accuracy, unit_epsilon
+from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.montecarlo import MonteCarloEstimator
+from qbo.qmc.result import Estimate
+
+
+@dataclass(frozen=True)
+class AutoEstimator:
+    """IAE or MC, whichever its cost model predicts is cheaper for (epsilon, alpha).
+
+    ``iae_options`` configure the IAE candidate (e.g. shots, k_max).
+    """
+
+    epsilon: float
+    alpha: float = 0.05
+    iae_options: dict = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        check_accuracy(self.epsilon, self.alpha)
+
+    def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | MonteCarloEstimator:
+        eps = unit_epsilon(oracle, self.epsilon)
+        iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
+
+    def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
+        return self.choose(oracle).estimate(oracle, executor)
