@@ -6,6 +6,7 @@ import typer
 
 from qbo.cli.calibration_commands import calibrations_app
 from qbo.cli.qmc_commands import circuits_app, estimate
+from qbo.cli.run_commands import plot, run
 
 app = typer.Typer(
     help="qbo: quantum-first Bayesian optimisation with honest oracle-call accounting.",
@@ -13,6 +14,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.command()(run)
+app.command()(plot)
 app.command()(estimate)
 app.add_typer(circuits_app, name="circuits")
 app.add_typer(calibrations_app, name="calibrations")

@@ -24,7 +24,7 @@ class AerExecutor:
     ) -> None:
         from qiskit_aer import AerSimulator
 
-        self._rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed)
         self._snapshot = snapshot
         self.target = "aer" if snapshot is None else f"aer:{snapshot.name}"
         self._backends: dict[tuple[int, ...], object] = {}
@@ -52,7 +52,7 @@ class AerExecutor:
         out = []
         for circuit, n in zip(circuits, shots):
             backend = self.backend_for(circuit.num_qubits)
-            seed = int(self._rng.integers(2**31))
+            seed = int(self.rng.integers(2**31))
             result = backend.run(self.compiled(circuit), shots=n, seed_simulator=seed).result()
             out.append(dict(result.get_counts()))
         return out

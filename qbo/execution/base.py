@@ -3,6 +3,9 @@
 Like Mitiq's executors, an executor is small: it knows how to run circuits on one target
 and nothing about estimation. Every circuit must measure into classical bits; counts are
 keyed by the bitstring of all classical bits (qiskit order, clbit 0 rightmost).
+
+Every qbo executor also exposes ``rng``, the numpy Generator its randomness comes from; a
+caller may replace it (or restore its ``bit_generator.state``) to reproduce or resume a run.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class ExactExecutor:
     target = "exact"
 
     def __init__(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed)
         self._ladders: dict[str, _Ladder] = {}
         self._probs: dict[tuple[str, int], np.ndarray] = {}
 
@@ -50,7 +50,7 @@ class ExactExecutor:
         return _measured_distribution(circuit, np.abs(state) ** 2)
 
     def _sample(self, probs: np.ndarray, num_clbits: int, shots: int) -> Counts:
-        draws = self._rng.multinomial(shots, np.clip(probs, 0.0, None) / probs.sum())
+        draws = self.rng.multinomial(shots, np.clip(probs, 0.0, None) / probs.sum())
         return {format(i, f"0{num_clbits}b"): int(n) for i, n in enumerate(draws) if n}
 
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from qiskit import QuantumCircuit
 
 from qbo.execution.base import Counts, check_shots
@@ -58,7 +59,8 @@ class RuntimeExecutor:
         backend: a fake or real IBM backend (BackendV2).
         target: the label, e.g. ``fake:FakeBrisbane`` or ``ibm:ibm_torino``.
         mode: None (job mode), or a ``Session`` / ``Batch`` opened on ``backend``.
-        seed: simulator seed in local mode (ignored by hardware).
+        seed: seeds ``rng``, which draws the simulator seed of every run in local mode
+            (hardware ignores it).
     """
 
     def __init__(
@@ -70,8 +72,7 @@ class RuntimeExecutor:
         self.target = target
         self.backend = backend
         self._sampler = Sampler(mode=mode if mode is not None else backend)
-        if seed is not None:
-            self._sampler.options.simulator.seed_simulator = seed
+        self.rng = np.random.default_rng(seed)
         self._transpile = TranspileCache(backend.target, optimization_level, seed or 0)
 
     def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit:
@@ -80,6 +81,7 @@ class RuntimeExecutor:
     def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
         shots = check_shots(circuits, shots)
         pubs = [(self.compiled(c), None, n) for c, n in zip(circuits, shots)]
+        self._sampler.options.simulator.seed_simulator = int(self.rng.integers(2**31))
         result = self._sampler.run(pubs).result()
         return [_counts(pub_result, n) for pub_result, n in zip(result, shots)]
 

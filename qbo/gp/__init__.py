@@ -5,6 +5,7 @@ Kernels, the weighted GP posterior of Dai et al., "Quantum Bayesian Optimization
 features (App. J), and the weighted information gain (Sec. 5.1).
 """
 
+from qbo.gp.arms import ArmPosterior
 from qbo.gp.features import (
     FeatureKernel,
     FeatureMap,
@@ -29,6 +30,7 @@ from qbo.gp.kernels import (
 from qbo.gp.weighted import WeightedGP, weighted_posterior_batch
 
 __all__ = [
+    "ArmPosterior",
     "KERNEL_NAMES",
     "FeatureKernel",
     "FeatureMap",

@@ -5,29 +5,54 @@ Q^k A reads 1 with probability p_k = sin^2((2k+1) theta) = (1 - cos(K theta)) / 
 
 Each round picks the largest K <= pi / (theta_u - theta_l) (at least ``min_ratio`` times
 the last one) for which K [theta_l, theta_u] stays inside one half period, so the round's
-interval for p_k maps back to an interval for theta. The loop stops once the amplitude
-interval is at most 2 epsilon wide.
+interval for p_k maps back to an interval for theta (Grinko et al., Algorithm 2). The
+intervals of all rounds are intersected; the loop stops once the amplitude interval is at
+most 2 epsilon wide (Grinko et al. stop on the theta interval, which is never shorter).
 
-Failure probability (union bound over every interval a round computes):
-- ``alpha_split='uniform'``: alpha / T per round, T = ceil(log2(pi / (8 eps))), as in
-  Grinko et al. Sec. 3 (and qiskit-algorithms).
-- ``alpha_split='geometric'`` (default): a round at K gets alpha * K / K_sum * 6 / (pi^2 j^2),
-  j the repeat count at that K. Distinct K grow by at least ``min_ratio`` = r and never exceed
-  K_bound = pi / (2 eps) (the loop runs only while theta_u - theta_l > 2 eps), so
-  sum K <= K_bound * r / (r - 1) =: K_sum, and the repeats sum to 1: total failure <= alpha.
-  The expensive deep rounds get most of alpha, like modified IAE (Fukuzawa et al. 2023).
+Failure probability, ``alpha_split='spend'`` (default): alpha spending. Before a round runs,
+its level alpha_i and its shots N_i are chosen from the past rounds only, and its interval
+uses only its own fresh N_i shots. Given the past, the Clopper-Pearson (or Hoeffding)
+interval misses p_k with probability <= alpha_i, so by the union bound
+P(some round misses) <= sum_i E[alpha_i 1{round i runs}] <= alpha, because every alpha_i is
+a fraction of a budget that is never overdrawn: ``final_share`` of alpha is kept for rounds
+planned to finish (the first such round spends 3/4 of what is left, later ones 3/4 of the
+rest), the remainder is spread over the predicted number of remaining intermediate rounds.
+If no interval misses, theta lies in every interval and so in their intersection.
 
-Termination: every iteration is a round and the loop is capped at ``max_rounds`` (default
-4 * (log_r(K_bound) + 2)); the inner search for K decreases K by 4 each step. If the cap
-is hit the estimate is returned with its honest, wider interval and reached_epsilon=False.
+The shots are sized from the past (still predictable, so still covered by the bound above):
+an intermediate round takes the fewest shots whose plug-in interval (the interval that
+round(N p) ones at the current midpoint would give) lets the next K grow by ``growth``
+(half-period constraint included; shots double while K cannot grow, so K must grow); a
+round is *final* when the plug-in interval reaches 2 epsilon with at most ``final_factor``
+times that many shots, and then takes just those shots times ``final_safety``. This avoids
+the overshoot of a fixed shot count in the last round, which dominates the cost. The
+optimum of a geometric schedule (cost sum N_i K_i / 2, width shrinking by
+f = pi sqrt(N) / (2 z) per round, total ~ N / (f - 1)) is f = 2, hence ``growth`` = 2.
+
+``alpha_split='uniform'`` and ``'geometric'`` keep Grinko et al.'s fixed ``shots`` per round
+with their no-overshooting rule and pool the shots of repeated rounds at one K:
+- 'uniform': alpha / T per round, T = ceil(log2(pi / (8 eps))) (Grinko et al. Sec. 3,
+  qiskit-algorithms). Their bound counts stages, not repeated checks, so it is heuristic.
+- 'geometric': a round at K gets alpha * K / K_sum * 6 / (pi^2 j^2), j the repeat count at
+  that K; distinct K grow by ``min_ratio`` = r up to K_bound = pi / (2 eps), so
+  sum K <= K_bound r / (r - 1) =: K_sum and the total is <= alpha (modified IAE,
+  Fukuzawa, Ho, Irie, Mori, Yoshino, Yukawa 2023: alpha_i proportional to K_i).
+
+Termination: at most ``max_rounds`` rounds (default 4 (log_r(K_bound) + 2)); the K search
+steps down by 4, the shot search is a bounded bisection. If the cap is hit the estimate is
+returned with its honest, wider interval and reached_epsilon=False.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
+
+import numpy as np
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
@@ -36,6 +61,10 @@ from qbo.qmc.confidence import METHODS, interval
 from qbo.qmc.result import Estimate, Round
 
 TWO_PI = 2.0 * math.pi
+SPLITS = ("spend", "uniform", "geometric")
+MAX_SHOTS = 1 << 20
+SHOT_CAP = 4096
+Sampler = Callable[[int, int], Round]
 
 
 @dataclass(frozen=True)
@@ -45,59 +74,91 @@ class IterativeAmplitudeEstimation:
     Args:
         epsilon: target half-width of the interval, in reward units.
         alpha: failure probability.
-        shots: shots per round (rounds at large K shoot fewer, Grinko's no-overshooting rule).
+        shots: least shots per intermediate round ('spend' sizes them, and doubles them when K
+            cannot grow; see module docstring). The
+            'uniform' and 'geometric' splits need a fixed count and use 100 when None.
         confidence: 'beta' (Clopper-Pearson) or 'chernoff'.
         min_ratio: each new K is at least this multiple of the last.
         k_max: optional cap on the Grover power (e.g. from a device's coherence).
-        alpha_split: 'geometric' (default) or 'uniform' (Grinko et al.), see module docstring.
+        alpha_split: 'spend' (default), 'uniform' (Grinko et al.) or 'geometric'.
         max_rounds: hard cap on rounds; None derives it from epsilon.
+        final_share: share of alpha kept for the rounds planned to finish ('spend').
+        growth: intermediate rounds are sized so that K can grow by this factor ('spend').
+        final_factor: a round is final if it needs <= this times an intermediate's shots.
+        final_safety: final rounds take this times the plug-in shot count.
     """
 
     epsilon: float
     alpha: float = 0.05
-    shots: int = 100
+    shots: int | None = None
     confidence: Literal["beta", "chernoff"] = "beta"
     min_ratio: float = 2.0
     k_max: int | None = None
-    alpha_split: Literal["geometric", "uniform"] = "geometric"
+    alpha_split: Literal["spend", "uniform", "geometric"] = "spend"
     max_rounds: int | None = None
+    final_share: float = 0.5
+    growth: float = 2.0
+    final_factor: float = 2.0
+    final_safety: float = 1.0
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
-        if not (isinstance(self.shots, int) and self.shots >= 1):
-            raise ValueError(f"shots must be an integer >= 1, got {self.shots}")
+        if self.shots is not None and not (isinstance(self.shots, int) and self.shots >= 1):
+            raise ValueError(f"shots must be an integer >= 1 or None, got {self.shots}")
         if self.confidence not in METHODS:
             raise ValueError(f"confidence must be one of {sorted(METHODS)}, got '{self.confidence}'")
         if not self.min_ratio > 1:
             raise ValueError(f"min_ratio must be > 1, got {self.min_ratio}")
         if self.k_max is not None and self.k_max < 0:
             raise ValueError(f"k_max must be >= 0, got {self.k_max}")
-        if self.alpha_split not in ("geometric", "uniform"):
-            raise ValueError(f"alpha_split must be 'geometric' or 'uniform', got '{self.alpha_split}'")
+        if self.alpha_split not in SPLITS:
+            raise ValueError(f"alpha_split must be one of {', '.join(SPLITS)}, got '{self.alpha_split}'")
+        if self.max_rounds is not None and self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        if not 0 < self.final_share < 1:
+            raise ValueError(f"final_share must be in (0, 1), got {self.final_share}")
+        for name in ("growth", "final_factor", "final_safety"):
+            if not getattr(self, name) >= 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
-        plan = _Plan.make(self, unit_epsilon(oracle, self.epsilon))
-        rounds: list[Round] = []
-        state = _State()
-        while state.width > 2 * plan.eps and len(rounds) < plan.max_rounds:
-            k = state.next_k(plan) if rounds else 0
-            state.k = k
-            rnd = run_round(executor, oracle, k, plan.shots_at(k))
-            rounds.append(rnd)
-            state.update(rnd, plan)
+        eps = unit_epsilon(oracle, self.epsilon)
+        rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n))
         a_low, a_high = state.amplitude_interval()
         return to_estimate(
             oracle, a_low, a_high, 0.5 * (a_low + a_high),
             epsilon=self.epsilon, alpha=self.alpha, rounds=tuple(rounds),
             wall_time=time.perf_counter() - start, method="iae", target=executor.target,
-            reached_epsilon=a_high - a_low <= 2 * plan.eps * (1 + 1e-9),
+            reached_epsilon=a_high - a_low <= 2 * eps * (1 + 1e-9),
         )
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        """Cost model: the mean oracle calls of the schedule this configuration runs when every
+        round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16."""
+        return _expected_calls(self, float(epsilon_unit))
+
+    def _run(self, eps: float, sample: Sampler) -> tuple[list[Round], "_State"]:
+        plan = _Plan.make(self, eps)
+        state = _State(self.alpha, self.final_share)
+        rounds: list[Round] = []
+        while state.width > 2 * eps and len(rounds) < plan.max_rounds:
+            k = state.next_k(plan) if rounds else 0
+            if self.alpha_split == "spend":
+                shots, alpha_i = plan.spend(state, k)
+                rnd = sample(k, shots)
+                state.update_fresh(rnd, alpha_i, plan)
+            else:
+                state.k = k
+                rnd = sample(k, plan.shots_at(k))
+                state.update_pooled(rnd, plan)
+            rounds.append(rnd)
+        return rounds, state
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """Derived, per-estimate constants."""
+    """Derived, per-estimate constants and the shot / alpha decisions."""
 
     config: IterativeAmplitudeEstimation
     eps: float
@@ -105,6 +166,7 @@ class _Plan:
     max_rounds: int
     stages: int
     l_max: float
+    fixed_shots: int
 
     @classmethod
     def make(cls, cfg: IterativeAmplitudeEstimation, eps: float) -> "_Plan":
@@ -114,15 +176,18 @@ class _Plan:
         stages = max(1, math.ceil(math.log2(math.pi / (8 * eps)))) if eps < math.pi / 16 else 1
         depth = math.log(max(k_bound, 2.0) / 2.0) / math.log(cfg.min_ratio)
         max_rounds = cfg.max_rounds or 4 * (math.ceil(depth) + 2)
-        l_max = math.asin((2.0 / cfg.shots * math.log(2 * stages / cfg.alpha)) ** 0.25) if cfg.shots > 2 * math.log(2 * stages / cfg.alpha) else math.pi / 2
-        return cls(cfg, eps, k_bound, max_rounds, stages, l_max)
+        shots = cfg.shots or 100
+        log_term = math.log(2 * stages / cfg.alpha)
+        l_max = math.asin((2.0 / shots * log_term) ** 0.25) if shots > 2 * log_term else math.pi / 2
+        return cls(cfg, eps, k_bound, max_rounds, stages, l_max, shots)
 
+    # --- Grinko et al. ('uniform', 'geometric'): fixed shots, pooled repeats -------------
     def shots_at(self, k: int) -> int:
         """Grinko's no-overshooting rule: fewer shots once K exceeds L_max / eps."""
         big_k = 4 * k + 2
         if big_k > math.ceil(self.l_max / self.eps):
-            return max(1, math.ceil(self.config.shots * self.l_max / self.eps / big_k / 10))
-        return self.config.shots
+            return max(1, math.ceil(self.fixed_shots * self.l_max / self.eps / big_k / 10))
+        return self.fixed_shots
 
     def round_alpha(self, k: int, repeat: int) -> float:
         cfg = self.config
@@ -132,14 +197,91 @@ class _Plan:
         k_sum = max(self.k_bound, 2.0) * r / (r - 1)
         return cfg.alpha * (4 * k + 2) / k_sum * 6 / (math.pi**2 * repeat**2)
 
+    # --- alpha spending ('spend'): sized shots, fresh intervals ---------------------------
+    def spend(self, state: "_State", k: int) -> tuple[int, float]:
+        """(shots, alpha_i) of the next round at power k, from the past rounds only."""
+        alpha_mid = state.mid_left / self._rounds_left(state, k)
+        n_mid = max(self.config.shots or 1, self._shots_to_grow(state, k, alpha_mid))
+        if k == state.last_k:  # K did not grow: double the shots so that it must, eventually
+            n_mid = min(SHOT_CAP, max(n_mid, 2 * state.last_shots))
+        at_depth = self.config.min_ratio * (4 * k + 2) > self.k_bound
+        cap = MAX_SHOTS if at_depth else math.ceil(self.config.final_factor * n_mid)
+        alpha_final = 0.75 * state.final_left
+        need = self._shots_to_finish(state, k, alpha_final, cap)
+        if need is not None:
+            state.final_left -= alpha_final
+            return min(MAX_SHOTS, math.ceil(need * self.config.final_safety)), alpha_final
+        state.mid_left -= alpha_mid
+        return n_mid, alpha_mid
+
+    def _rounds_left(self, state: "_State", k: int) -> int:
+        """Predicted intermediate rounds left, counting this one (an overestimate is safe)."""
+        low, high = state.theta_low, state.theta_high
+        slope = max(math.sin(2 * t) for t in (low, high, min(max(math.pi / 4, low), high)))
+        k_goal = min(self.k_bound, math.pi * max(slope, 1e-3) / (2 * self.eps)) / self.config.growth
+        return 1 + max(0, math.ceil(math.log(k_goal / (4 * k + 2)) / math.log(self.config.growth)))
+
+    def _shots_to_finish(self, state: "_State", k: int, alpha_i: float, cap: int) -> int | None:
+        done = lambda n: _amplitude_width(state.predict(k, n, alpha_i, self)) <= 2 * self.eps
+        return _least_shots(done, cap)
+
+    def _shots_to_grow(self, state: "_State", k: int, alpha_i: float) -> int:
+        """Fewest shots whose plug-in interval admits a next K >= growth * K (half period
+        included, so a theta near a half-period boundary gets more shots, not a repeat)."""
+
+        def grows(n: int) -> bool:
+            low, high = state.predict(k, n, alpha_i, self)
+            return find_next_k(k, low, high, state.up, self.config.growth, self.k_bound)[0] != k
+
+        return _least_shots(grows, SHOT_CAP) or SHOT_CAP
+
+
+def _least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
+    """Fewest shots n <= cap with ok(n) (ok assumed monotone), by bisection; None if none."""
+    if not ok(cap):
+        return None
+    low, high = 0, cap
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
+
+
+def _amplitude_width(thetas: tuple[float, float]) -> float:
+    return math.sin(thetas[1]) ** 2 - math.sin(thetas[0]) ** 2
+
+
+def _theta_width(thetas: tuple[float, float]) -> float:
+    return thetas[1] - thetas[0]
+
+
+@lru_cache(maxsize=256)
+def _expected_calls(config: IterativeAmplitudeEstimation, eps: float) -> float:
+    calls = []
+    for j in range(16):
+        theta = math.asin(math.sqrt((j + 0.5) / 16))
+        rounds, _ = config._run(eps, _expected_sampler(theta))
+        calls.append(sum(r.oracle_calls for r in rounds))
+    return float(np.mean(calls))
+
+
+def _expected_sampler(theta: float) -> Sampler:
+    def sample(k: int, shots: int) -> Round:
+        p = math.sin((2 * k + 1) * theta) ** 2
+        return Round(k=k, shots=shots, ones=round(shots * p))
+
+    return sample
+
 
 class _State:
-    """theta interval, current power and the shots pooled at that power."""
+    """theta interval, current power, alpha budgets and the shots pooled at that power."""
 
-    def __init__(self) -> None:
+    def __init__(self, alpha: float, final_share: float) -> None:
         self.theta_low, self.theta_high = 0.0, math.pi / 2
         self.k, self.up = 0, True
         self.pooled_k, self.pooled_shots, self.pooled_ones, self.repeat = -1, 0, 0, 0
+        self.final_left, self.mid_left = alpha * final_share, alpha * (1 - final_share)
+        self.last_k, self.last_shots = -1, 0
 
     @property
     def width(self) -> float:
@@ -150,22 +292,48 @@ class _State:
         return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2
 
     def next_k(self, plan: _Plan) -> int:
-        k, self.up = find_next_k(self.k, self.theta_low, self.theta_high, self.up, plan.config.min_ratio, plan.k_bound)
+        """find_next_k; with alpha spending (no pooling) any larger K beats a repeat."""
+        args = (self.theta_low, self.theta_high, self.up)
+        k, up = find_next_k(self.k, *args, plan.config.min_ratio, plan.k_bound)
+        if k == self.k and plan.config.alpha_split == "spend":
+            k, up = find_next_k(self.k, *args, 1.0, plan.k_bound)
+        self.k, self.up = k, up
         return k
 
-    def update(self, rnd: Round, plan: _Plan) -> None:
+    def predict(
+        self, k: int, shots: int, alpha_i: float, plan: _Plan, fresh: bool = False
+    ) -> tuple[float, float]:
+        """Plug-in interval: what round(shots p) ones at the current midpoint would give
+        (intersected with the current interval unless ``fresh``)."""
+        mid = 0.5 * (self.theta_low + self.theta_high)
+        ones = round(shots * math.sin((2 * k + 1) * mid) ** 2)
+        if fresh:
+            p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
+            return theta_interval(k, p_low, p_high, self.theta_low, self.up)
+        return self._intersect(k, ones, shots, alpha_i, plan)
+
+    def update_fresh(self, rnd: Round, alpha_i: float, plan: _Plan) -> None:
+        self.last_k, self.last_shots = rnd.k, rnd.shots
+        self.theta_low, self.theta_high = self._intersect(rnd.k, rnd.ones, rnd.shots, alpha_i, plan)
+
+    def update_pooled(self, rnd: Round, plan: _Plan) -> None:
         if rnd.k != self.pooled_k:
             self.pooled_k, self.pooled_shots, self.pooled_ones, self.repeat = rnd.k, 0, 0, 0
         self.pooled_shots += rnd.shots
         self.pooled_ones += rnd.ones
         self.repeat += 1
         alpha_i = plan.round_alpha(rnd.k, self.repeat)
-        p_low, p_high = interval(plan.config.confidence, self.pooled_ones, self.pooled_shots, alpha_i)
-        low, high = theta_interval(rnd.k, p_low, p_high, self.theta_low, self.up)
+        self.theta_low, self.theta_high = self._intersect(
+            rnd.k, self.pooled_ones, self.pooled_shots, alpha_i, plan
+        )
+
+    def _intersect(self, k: int, ones: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
+        p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
+        low, high = theta_interval(k, p_low, p_high, self.theta_low, self.up)
         new_low, new_high = max(low, self.theta_low), min(high, self.theta_high)
-        if new_low > new_high:  # a confidence failure elsewhere; trust the fresh interval
-            new_low, new_high = low, high
-        self.theta_low, self.theta_high = new_low, new_high
+        if new_low > new_high:  # some interval missed (inside alpha); trust the fresh one
+            return low, high
+        return new_low, new_high
 
 
 def find_next_k(
@@ -179,14 +347,22 @@ def find_next_k(
         return k, up
     big_k = int(min(math.pi / width, k_bound))
     big_k -= (big_k - 2) % 4
-    while big_k >= min_ratio * current:
-        low, high = (big_k * theta_low) % TWO_PI, (big_k * theta_high) % TWO_PI
-        if low <= high <= math.pi:
+    floor = min_ratio * current if min_ratio > 1 else current + 1
+    while big_k >= floor:
+        low, high = _half_period_position(big_k, theta_low, theta_high)
+        if high <= math.pi + 1e-12:
             return (big_k - 2) // 4, True
-        if math.pi <= low <= high:
+        if math.pi - 1e-12 <= low and high <= TWO_PI + 1e-12:
             return (big_k - 2) // 4, False
         big_k -= 4
     return k, up
+
+
+def _half_period_position(big_k: int, theta_low: float, theta_high: float) -> tuple[float, float]:
+    """K theta_low and K theta_high modulo 2 pi, with the period of K theta_low (so that a
+    theta_high on a multiple of pi, e.g. theta = pi / 2, is not wrapped to 0 by rounding)."""
+    period = math.floor(big_k * theta_low / TWO_PI)
+    return big_k * theta_low - period * TWO_PI, big_k * theta_high - period * TWO_PI
 
 
 def theta_interval(k: int, p_low: float, p_high: float, theta_low: float, up: bool) -> tuple[float, float]:

@@ -1,0 +1,149 @@
+"""Run an experiment: every (trial, algorithm) unit, journalled stage by stage, resumable.
+
+Output folder::
+
+    config.toml      the resolved configuration
+    units/*.jsonl    one journal per unit (see qbo.experiments.journal); resume reads these
+    stages.jsonl     one line per stage: trial, algorithm, stage, arm, eps, method,
+                     oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret
+    summary.csv      final cumulative regret (mean, stderr) per algorithm
+    regret.png       mean +- stderr of cumulative regret against oracle calls
+
+Every unit draws its randomness from its own generator, seeded from (seed, trial,
+algorithm), so units are independent of order and of interruptions: a killed and resumed
+run writes the same files as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qbo.algorithms import make_policy
+from qbo.execution import make_executor
+from qbo.execution.base import Executor
+from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.defaults import policy_options
+from qbo.experiments.files import write_text_atomic
+from qbo.experiments.journal import UnitJournal
+from qbo.experiments.summary import summarise, write_summary_csv
+from qbo.experiments.trial import Progress, StageSettings, run_stages
+from qbo.problems import make_problem
+from qbo.problems.base import Problem
+
+ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One run of one algorithm in one trial."""
+
+    trial: int
+    algorithm: str
+
+    @property
+    def key(self) -> str:
+        return f"trial{self.trial:03d}-{self.algorithm}"
+
+    def seed(self, base: int) -> int:
+        digest = hashlib.sha256(f"{base}/{self.trial}/{self.algorithm}".encode()).digest()
+        return int.from_bytes(digest[:8], "little")
+
+
+def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem:
+    """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one."""
+    options = {"seed": config.seed + trial} | dict(config.problem_options)
+    return make_problem(config.problem, **options)
+
+
+def run_experiment(
+    config: ExperimentConfig, out_dir: str | Path, on_progress: ProgressCallback | None = None
+) -> list[dict[str, Any]]:
+    """Run (or finish) every unit, then write stages.jsonl, summary.csv and regret.png.
+
+    If ``out_dir`` already holds a config.toml it must equal ``config`` (that is a resume).
+    """
+    out = Path(out_dir)
+    _claim(out, config)
+    executor = make_executor(config.target, seed=config.seed)
+    settings = StageSettings(config.budget, config.estimator, config.accounting, config.leftover)
+    records: list[dict[str, Any]] = []
+    for trial in range(config.trials):
+        problem = problem_for_trial(config, trial)
+        for algorithm in config.algorithms:
+            unit = Unit(trial, algorithm)
+            lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
+            records.extend({"trial": trial, "algorithm": algorithm} | _public(line) for line in lines)
+    write_results(out, config, records)
+    return records
+
+
+def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
+    """Continue a killed run from its folder."""
+    path = Path(run_dir) / "config.toml"
+    if not path.exists():
+        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
+    return run_experiment(load_config(path), run_dir, on_progress)
+
+
+def write_results(out: Path, config: ExperimentConfig, records: list[dict[str, Any]]) -> None:
+    from qbo.experiments.plot import plot_regret
+
+    write_text_atomic(out / "stages.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    write_summary_csv(out / "summary.csv", summarise(records, config), config)
+    plot_regret(records, config, out / "regret.png")
+
+
+def _claim(out: Path, config: ExperimentConfig) -> None:
+    path = out / "config.toml"
+    if path.exists():
+        if load_config(path) != config:
+            raise ValueError(f"'{out}' holds a different experiment; use a fresh --out or --resume {out}")
+        return
+    write_text_atomic(path, config.to_toml())
+
+
+def _run_unit(
+    unit: Unit, problem: Problem, executor: Executor, config: ExperimentConfig,
+    settings: StageSettings, out: Path, on_progress: ProgressCallback | None,
+) -> list[dict[str, Any]]:
+    journal = UnitJournal(out / "units" / f"{unit.key}.jsonl")
+    lines, done = journal.read()
+    if done:
+        return lines
+    policy = make_policy(unit.algorithm, problem.arms, **policy_options(
+        unit.algorithm, problem, config.budget, config.algorithm_options.get(unit.algorithm, {})))
+    executor.rng = np.random.default_rng(unit.seed(config.seed))
+    at = _replay(policy, executor, lines)
+    for record in run_stages(problem, policy, executor, settings, at):
+        record["rng"] = executor.rng.bit_generator.state
+        journal.append(record)
+        lines.append(record)
+        if on_progress:
+            on_progress(unit.key, record["cum_calls"], config.budget)
+    journal.finish()
+    return lines
+
+
+def _replay(policy, executor: Executor, lines: list[dict[str, Any]]) -> Progress:
+    """Re-tell journalled stages to a fresh policy and restore the random state."""
+    from qbo.algorithms import Query
+
+    for line in lines:
+        if line["method"] != "exploit":
+            policy.tell(Query(line["arm"], line["eps"], getattr(policy, "alpha", None)), line["estimate"])
+    if not lines:
+        return Progress()
+    executor.rng.bit_generator.state = lines[-1]["rng"]
+    last = lines[-1]
+    return Progress(stage=last["stage"], calls=last["cum_calls"], regret=last["cum_regret"])
+
+
+def _public(line: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in line.items() if k != "rng"}

@@ -1,0 +1,169 @@
+"""Weighted GP posterior on a finite arm set, Dai et al. "Quantum Bayesian Optimization"
+(NeurIPS 2023), Eq. (3), kept in "arm space".
+
+On a finite set of m arms the GP is the Gaussian vector ``f ~ N(0, K)`` (K the m x m prior
+covariance).  By the identity ``W^{1/2}(K~ + lambda I)^{-1} W^{1/2} = (K + lambda W^{-1})^{-1}``
+(Sec. 4.1), an observation with error ``eps`` is a Gaussian likelihood with noise variance
+``lambda / w``, ``w = 1/eps^2``.  Repeated observations at one arm are therefore summarised by
+the sufficient statistics ``sum w`` and ``sum w y``: the posterior precision gains ``w/lambda``
+on the diagonal and
+
+    Sigma = (K^{-1} + diag(W_arm) / lambda)^{-1},      mu~ = Sigma b / lambda,
+    b_i   = sum_{obs at arm i} w y,
+
+(the last identity holds even for singular K, by the push-through identity).  Each ``add`` is a
+rank-one Sherman-Morrison (Kalman) downdate of Sigma and update of the mean, O(m^2), with
+no refit and independent of the number of observations.  A classical observation is
+``eps = 1``: the ordinary GP posterior of Eq. (1) (Srinivas et al. 2010, Eqs. (1)-(2)) with
+noise variance ``lambda``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qbo.gp.information import check_eps, information_gain_increment
+from qbo.gp.kernels import Kernel, as_points, check_positive
+
+__all__ = ["ArmPosterior"]
+
+
+def _check_kernel_matrix(K: np.ndarray) -> np.ndarray:
+    A = np.asarray(K, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
+        raise ValueError(f"kernel_matrix must be a non-empty square m x m array, got {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("kernel_matrix must be finite, got non-finite entries")
+    asym = float(np.max(np.abs(A - A.T)))
+    if asym > 1e-8 * max(1.0, float(np.max(np.abs(A)))):
+        raise ValueError(f"kernel_matrix must be symmetric, got max |K - K^T| = {asym!r}")
+    return 0.5 * (A + A.T)
+
+
+class ArmPosterior:
+    """Weighted GP posterior (Dai et al. Eq. (3)) over m fixed arms.
+
+    ``kernel_matrix`` is the m x m prior covariance ``K[i, j] = k(a_i, a_j)``; ``lam`` is the
+    regulariser lambda of Eq. (3) (the noise variance for classical, ``eps = 1`` data).
+    State: posterior covariance ``Sigma`` (m x m), ``b`` (m), the mean, per-arm total weight and the
+    running weighted information gain ``gamma~ = 1/2 log det(I + K~/lambda)`` (Sec. 5.1).
+    """
+
+    def __init__(self, kernel_matrix: np.ndarray, lam: float) -> None:
+        self.lam = check_positive("lam", lam)
+        self._K = _check_kernel_matrix(kernel_matrix)
+        self._Sigma = self._K.copy()
+        self._b = np.zeros(self.num_arms)
+        self._mu = np.zeros(self.num_arms)
+        self._weight = np.zeros(self.num_arms)
+        self._n = 0
+        self._info = 0.0
+
+    @classmethod
+    def from_kernel(cls, kernel: Kernel, arms: np.ndarray, lam: float) -> ArmPosterior:
+        """Build from a kernel and the arm coordinates ``arms`` (m x d)."""
+        A = as_points(arms, "arms")
+        return cls(kernel(A, A), lam)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def num_arms(self) -> int:
+        """Number of arms m."""
+        return self._K.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of observations added so far (repeats counted)."""
+        return self._n
+
+    @property
+    def kernel_matrix(self) -> np.ndarray:
+        """Prior covariance K (m x m, copy)."""
+        return self._K.copy()
+
+    @property
+    def Sigma(self) -> np.ndarray:
+        """Posterior covariance over the arms (m x m, copy); its diagonal is sigma~^2."""
+        return self._Sigma.copy()
+
+    @property
+    def b(self) -> np.ndarray:
+        """``b_i = sum_{obs at arm i} y / eps^2`` (m, copy)."""
+        return self._b.copy()
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Total weight ``sum 1/eps^2`` observed at each arm (m, copy)."""
+        return self._weight.copy()
+
+    @property
+    def information_gain(self) -> float:
+        """``gamma~ = 1/2 log det(I + K~/lambda)`` by the chain rule (Dai et al. App. D Eq. 25)."""
+        return self._info
+
+    # ------------------------------------------------------------------ posterior
+    @property
+    def mean(self) -> np.ndarray:
+        """Posterior mean ``mu~`` at every arm (m), equal to ``Sigma b / lambda``.
+
+        Kept by the Kalman update ``mu <- mu + c Sigma e_i (y - mu_i)``, which stays accurate
+        when weights ``1/eps^2`` are huge (``Sigma b`` would multiply O(1e-16) rounding in
+        Sigma by O(w) entries of b).
+        """
+        return self._mu.copy()
+
+    @property
+    def var(self) -> np.ndarray:
+        """Posterior variance ``sigma~^2`` at every arm (m), clipped at 0."""
+        return np.maximum(np.diag(self._Sigma).copy(), 0.0)
+
+    @property
+    def std(self) -> np.ndarray:
+        """Posterior standard deviation ``sigma~`` at every arm (m)."""
+        return np.sqrt(self.var)
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean (m), var (m))`` at every arm, as ``WeightedGP.posterior_candidates``."""
+        return self.mean, self.var
+
+    # ------------------------------------------------------------------ updates
+    def add(self, arm: int, y: float, eps: float = 1.0) -> None:
+        """Condition on ``y`` at arm ``arm`` with error ``eps`` (weight ``w = 1/eps^2``); O(m^2).
+
+        With ``u = Sigma e_i`` and ``c = (w/lam) / (1 + (w/lam) Sigma_ii)``:
+        ``mu <- mu + c u (y - mu_i)``,
+        ``Sigma <- Sigma - (w/lam) Sigma e_i e_i^T Sigma / (1 + (w/lam) Sigma_ii)``,
+        ``b_i += w y``, ``gamma~ += 1/2 log(1 + w Sigma_ii / lam)`` (chain rule, Srinivas et al.
+        Lemma 5.3, weighted as in Dai et al. App. D Eq. (25)).
+        """
+        i = self._check_arm(arm)
+        yv = float(y)
+        if not np.isfinite(yv):
+            raise ValueError(f"y must be finite, got {yv!r}")
+        w = 1.0 / float(check_eps(eps, 1)[0]) ** 2
+        u = self._Sigma[:, i].copy()
+        s_ii = max(float(u[i]), 0.0)
+        self._info += information_gain_increment(s_ii, w, self.lam)
+        c = (w / self.lam) / (1.0 + (w / self.lam) * s_ii)
+        self._mu += (c * (yv - self._mu[i])) * u
+        self._Sigma -= c * np.outer(u, u)  # c (u_i u_j) is exactly symmetric
+        self._b[i] += w * yv
+        self._weight[i] += w
+        self._n += 1
+
+    def extend(self, arms: np.ndarray, Y: np.ndarray, eps: np.ndarray) -> None:
+        """``add`` each ``(arms[k], Y[k], eps[k])`` in order."""
+        idx = np.asarray(arms).reshape(-1)
+        y = np.asarray(Y, dtype=float).reshape(-1)
+        e = check_eps(eps, idx.shape[0])
+        if y.shape[0] != idx.shape[0]:
+            raise ValueError(f"Y must have length {idx.shape[0]}, got {y.shape[0]}")
+        for k in range(idx.shape[0]):
+            self.add(int(idx[k]), y[k], e[k])
+
+    def _check_arm(self, arm: int) -> int:
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise ValueError(f"arm must be an integer index, got {arm!r}")
+        if not 0 <= int(arm) < self.num_arms:
+            raise ValueError(f"arm must be in [0, {self.num_arms}), got {arm!r}")
+        return int(arm)

@@ -1,0 +1,40 @@
+"""Benchmark problems by name: ``make_problem("synthetic-gaussian", seed=3)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from qbo.problems.automl import automl_svm
+from qbo.problems.base import Problem
+from qbo.problems.linear import linear
+from qbo.problems.synthetic import synthetic
+
+_GAUSSIAN_ONLY = ("std", "qubits")
+
+# name -> (builder, the options it accepts)
+_BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
+    "synthetic-bernoulli": (
+        lambda **o: synthetic(noise="bernoulli", **o), ("seed", "num_arms", "lengthscale")),
+    "synthetic-gaussian": (
+        lambda **o: synthetic(noise="gaussian", **o), ("std", "seed", "num_arms", "lengthscale", "qubits")),
+    "automl-svm": (automl_svm, ("std", "seed", "qubits")),
+    "linear": (linear, ("dim", "num_arms", "seed", "noise", "std", "qubits", "layout")),
+}
+
+PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
+
+
+def make_problem(name: str, **options: Any) -> Problem:
+    """Build a registered problem; one-line ValueError for an unknown name or option."""
+    if name not in _BUILDERS:
+        raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(PROBLEMS)}")
+    builder, allowed = _BUILDERS[name]
+    for key in options:
+        if key not in allowed:
+            raise ValueError(f"unknown option {key!r} for problem {name!r}; valid options: {', '.join(allowed)}")
+    if name == "linear" and options.get("noise", "bernoulli") == "bernoulli":
+        for key in _GAUSSIAN_ONLY:
+            if key in options:
+                raise ValueError(f"option {key!r} applies only to noise='gaussian' for problem 'linear'")
+    return builder(**options)

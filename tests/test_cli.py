@@ -1,0 +1,81 @@
+"""The Typer app: outputs, exit codes, one-line errors with no traceback."""
+
+import json
+
+import pytest
+from qiskit import qasm3
+from typer.testing import CliRunner
+
+from qbo.cli.app import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_estimate_json_has_the_documented_keys():
+    result = invoke("estimate", "--oracle", "bernoulli:0.3", "--epsilon", "0.02", "--seed", "1", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    for key in ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target"):
+        assert key in out
+    assert out["oracle_calls"] == sum(r["shots"] * (2 * r["k"] + 1) for r in out["rounds"])
+    assert out["ci_low"] <= 0.3 <= out["ci_high"]
+
+
+def test_estimate_is_reproducible_with_a_seed():
+    a = invoke("estimate", "--seed", "4", "--json").stdout
+    b = invoke("estimate", "--seed", "4", "--json").stdout
+    assert json.loads(a)["rounds"] == json.loads(b)["rounds"]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--oracle", "bernoulli:1.2"], "1.2"),
+        (["--oracle", "discrete:values=0.1|0.5,probs=0.2|0.2"], "sum 0.4"),
+        (["--oracle", "qasm:/no/such/file.qasm"], "/no/such/file.qasm"),
+        (["--target", "mars"], "'mars'"),
+        (["--epsilon", "0"], "got 0.0"),
+        (["--epsilon", "-1"], "got -1.0"),
+        (["--alpha", "1.5"], "1.5"),
+        (["--method", "magic"], "'magic'"),
+        (["--target", "aer:no_such_device"], "no_such_device"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, fragment):
+    result = invoke("estimate", *args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_circuits_export_writes_qasm3(tmp_path):
+    path = tmp_path / "b.qasm"
+    result = invoke("circuits", "export", "--oracle", "bernoulli:0.3", "--power", "2", "-o", str(path))
+    assert result.exit_code == 0, result.output
+    circuit = qasm3.loads(path.read_text())
+    assert circuit.num_qubits == 1 and circuit.count_ops().get("measure") == 1
+
+
+def test_exported_circuit_reimports_as_oracle(tmp_path):
+    path = tmp_path / "a.qasm"
+    invoke("circuits", "export", "--oracle", "bernoulli:0.25", "-o", str(path))
+    result = invoke("estimate", "--oracle", f"qasm:{path}", "--method", "mc", "--epsilon", "0.05", "--json")
+    assert result.exit_code == 0, result.output
+    assert abs(json.loads(result.stdout)["value"] - 0.25) < 0.05 + 1e-9
+
+
+def test_calibrations_list_and_show():
+    listed = invoke("calibrations", "list")
+    assert listed.exit_code == 0 and "fake_brisbane" in listed.stdout
+    shown = invoke("calibrations", "show", "fake_torino")
+    assert shown.exit_code == 0 and "median T1" in shown.stdout
+
+
+def test_calibrations_show_unknown_exits_2():
+    result = invoke("calibrations", "show", "nowhere")
+    assert result.exit_code == 2 and "nowhere" in result.stderr

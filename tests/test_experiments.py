@@ -1,0 +1,143 @@
+"""The experiment runner: deterministic, resumable, honest files; the CLI's run and plot."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qbo.cli.app import app
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.journal import UnitJournal
+from qbo.experiments.runner import resume_experiment, run_experiment
+
+SMALL = ExperimentConfig(budget=1500, trials=2)
+FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in FILES}
+
+
+def test_seeded_run_is_deterministic(tmp_path):
+    run_experiment(SMALL, tmp_path / "a")
+    run_experiment(SMALL, tmp_path / "b")
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_stage_records_are_consistent(tmp_path):
+    records = run_experiment(SMALL, tmp_path)
+    for (trial, alg) in {(r["trial"], r["algorithm"]) for r in records}:
+        rows = [r for r in records if (r["trial"], r["algorithm"]) == (trial, alg)]
+        calls = regret = 0
+        for r in rows:
+            calls += r["oracle_calls"]
+            assert r["cum_calls"] == calls
+            assert r["cum_calls"] <= SMALL.budget
+            regret_step = r["cum_regret"] - regret
+            assert regret_step >= -1e-9  # regret is a sum of non-negative gaps
+            regret = r["cum_regret"]
+            if r["method"] in ("iae", "mc"):
+                assert r["honest_calls"] >= r["oracle_calls"]  # only the final overrun is trimmed
+        assert rows[-1]["cum_calls"] == SMALL.budget  # leftover='recommend' spends all of T
+        if alg == "gp-ucb":
+            assert all(r["method"] == "sample" and r["oracle_calls"] == 1 for r in rows)
+
+
+class Crash(Exception):
+    pass
+
+
+def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
+    run_experiment(SMALL, tmp_path / "clean")
+    appended = {"n": 0}
+    original = UnitJournal.append
+
+    def flaky(self, entry):
+        appended["n"] += 1
+        if appended["n"] == 700:
+            raise Crash()
+        original(self, entry)
+
+    monkeypatch.setattr(UnitJournal, "append", flaky)
+    with pytest.raises(Crash):
+        run_experiment(SMALL, tmp_path / "crashed")
+    monkeypatch.setattr(UnitJournal, "append", original)
+    assert not (tmp_path / "crashed" / "stages.jsonl").exists()  # nothing half-written
+    # a torn trailing line, as a kill in mid-write would leave
+    journal = sorted((tmp_path / "crashed" / "units").glob("*.jsonl"))[-1]
+    with open(journal, "ab") as handle:
+        handle.write(b'{"stage": 99, "arm"')
+    resume_experiment(tmp_path / "crashed")
+    assert files(tmp_path / "crashed") == files(tmp_path / "clean")
+
+
+def test_sigkill_and_resume_from_the_cli(tmp_path):
+    out = tmp_path / "run"
+    args = ["--budget", "3000", "--trials", "2", "--out", str(out)]
+    clean = CliRunner().invoke(app, ["run", *args[:4], "--out", str(tmp_path / "clean")])
+    assert clean.exit_code == 0, clean.output
+    proc = subprocess.Popen([sys.executable, "-m", "qbo.cli", "run", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        units = list((out / "units").glob("*.jsonl")) if (out / "units").exists() else []
+        if sum(p.stat().st_size for p in units) > 200_000:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    resumed = CliRunner().invoke(app, ["run", "--resume", str(out)])
+    assert resumed.exit_code == 0, resumed.output
+    assert files(out) == files(tmp_path / "clean")
+
+
+def test_reference_accounting_is_labelled_as_undercounting(tmp_path):
+    result = CliRunner().invoke(app, ["run", "--budget", "800", "--trials", "1", "--accounting", "reference", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "UNDERCOUNTS" in result.stdout
+    assert "UNDERCOUNTS" in (tmp_path / "summary.csv").read_text()
+
+
+def test_plot_redraws(tmp_path):
+    run_experiment(ExperimentConfig(budget=500, trials=1), tmp_path)
+    (tmp_path / "regret.png").unlink()
+    result = CliRunner().invoke(app, ["plot", str(tmp_path)])
+    assert result.exit_code == 0 and (tmp_path / "regret.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "toml, fragment",
+    [
+        ("budget = -5\n", "budget must be an integer >= 1, got -5"),
+        ("budgett = 5\n", "unknown key 'budgett'"),
+        ("accounting = 'creative'\n", "'creative'"),
+        ("algorithms = ['q-gp-ucb', 'magic']\n", "'magic'"),
+        ("problem = 'nonsense'\n", "'nonsense'"),
+        ("budget = \n", "not valid TOML"),
+    ],
+)
+def test_bad_config_exits_2_with_one_line(tmp_path, toml, fragment):
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    result = CliRunner().invoke(app, ["run", str(path), "--trials", "1", "--budget", "200", "--out", str(tmp_path / "out")] if "budget" not in toml else ["run", str(path), "--trials", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_resume_of_a_non_run_folder_exits_2(tmp_path):
+    result = CliRunner().invoke(app, ["run", "--resume", str(tmp_path)])
+    assert result.exit_code == 2 and "config.toml" in result.stderr
+
+
+def test_stages_jsonl_has_the_documented_fields(tmp_path):
+    run_experiment(ExperimentConfig(budget=400, trials=1), tmp_path)
+    first = json.loads((tmp_path / "stages.jsonl").read_text().splitlines()[0])
+    for key in ("trial", "algorithm", "stage", "arm", "eps", "oracle_calls", "estimate", "cum_calls", "cum_regret"):
+        assert key in first
