@@ -75,8 +75,8 @@ class IterativeAmplitudeEstimation:
         epsilon: target half-width of the interval, in reward units.
         alpha: failure probability.
         shots: least shots per intermediate round ('spend' sizes them, and doubles them when K
-            cannot grow; see module docstring). The
-            'uniform' and 'geometric' splits need a fixed count and use 100 when None.
+            cannot grow; see module docstring). The 'uniform' and 'geometric' splits need a
+            fixed count and use 100 when None.
         confidence: 'beta' (Clopper-Pearson) or 'chernoff'.
         min_ratio: each new K is at least this multiple of the last.
         k_max: optional cap on the Grover power (e.g. from a device's coherence).
@@ -149,7 +149,6 @@ class IterativeAmplitudeEstimation:
                 rnd = sample(k, shots)
                 state.update_fresh(rnd, alpha_i, plan)
             else:
-                state.k = k
                 rnd = sample(k, plan.shots_at(k))
                 state.update_pooled(rnd, plan)
             rounds.append(rnd)
@@ -251,10 +250,6 @@ def _amplitude_width(thetas: tuple[float, float]) -> float:
     return math.sin(thetas[1]) ** 2 - math.sin(thetas[0]) ** 2
 
 
-def _theta_width(thetas: tuple[float, float]) -> float:
-    return thetas[1] - thetas[0]
-
-
 @lru_cache(maxsize=256)
 def _expected_calls(config: IterativeAmplitudeEstimation, eps: float) -> float:
     calls = []
@@ -300,16 +295,10 @@ class _State:
         self.k, self.up = k, up
         return k
 
-    def predict(
-        self, k: int, shots: int, alpha_i: float, plan: _Plan, fresh: bool = False
-    ) -> tuple[float, float]:
-        """Plug-in interval: what round(shots p) ones at the current midpoint would give
-        (intersected with the current interval unless ``fresh``)."""
+    def predict(self, k: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
+        """Plug-in interval: what round(shots p) ones at the current midpoint would give."""
         mid = 0.5 * (self.theta_low + self.theta_high)
         ones = round(shots * math.sin((2 * k + 1) * mid) ** 2)
-        if fresh:
-            p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
-            return theta_interval(k, p_low, p_high, self.theta_low, self.up)
         return self._intersect(k, ones, shots, alpha_i, plan)
 
     def update_fresh(self, rnd: Round, alpha_i: float, plan: _Plan) -> None:
@@ -339,8 +328,9 @@ class _State:
 def find_next_k(
     k: int, theta_low: float, theta_high: float, up: bool, min_ratio: float, k_bound: float
 ) -> tuple[int, bool]:
-    """Largest K = 4k'+2 <= min(pi / width, k_bound), K >= min_ratio (4k+2), keeping
-    K [theta_low, theta_high] inside one half period (Grinko et al., Algorithm 2)."""
+    """Largest K = 4k'+2 <= min(pi / width, k_bound), K >= min_ratio (4k+2) (K > 4k+2 if
+    min_ratio <= 1), keeping K [theta_low, theta_high] inside one half period (Grinko et
+    al., Algorithm 2). Returns (k, up) unchanged if there is none."""
     current = 4 * k + 2
     width = theta_high - theta_low
     if width <= 0:
@@ -359,8 +349,8 @@ def find_next_k(
 
 
 def _half_period_position(big_k: int, theta_low: float, theta_high: float) -> tuple[float, float]:
-    """K theta_low and K theta_high modulo 2 pi, with the period of K theta_low (so that a
-    theta_high on a multiple of pi, e.g. theta = pi / 2, is not wrapped to 0 by rounding)."""
+    """K theta_low and K theta_high shifted by the period of K theta_low (so that a theta_high
+    on a multiple of pi, e.g. theta = pi / 2, is not wrapped to 0 by rounding)."""
     period = math.floor(big_k * theta_low / TWO_PI)
     return big_k * theta_low - period * TWO_PI, big_k * theta_high - period * TWO_PI
 
