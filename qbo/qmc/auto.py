@@ -1,8 +1,11 @@
 """Pick the cheaper of IAE and Monte Carlo for the requested accuracy.
 
-At large eps classical sampling wins: Hoeffding needs 8 calls at eps = 0.5, alpha = 0.05,
-while any IAE run pays at least its first round of shots. Q-GP-UCB asks for large eps in
-its early stages (eps_s = sigma_{s-1}(x_s) / sqrt(lambda), Alg. 1 line 3), so this matters.
+Q-GP-UCB asks for large eps in its early stages (eps_s = sigma_{s-1}(x_s) / sqrt(lambda),
+Alg. 1 line 3), where a fixed-shot IAE (e.g. 100 shots a round) costs far more than
+Hoeffding's 8 calls at eps = 0.5. qbo's default IAE sizes its rounds (its first round is a
+classical k = 0 round with Clopper-Pearson intervals), so measured on the exact target its
+cost model is at or below Hoeffding's for every eps; ``auto`` still guards configurations
+where that is not so (fixed ``shots``, a ``k_max`` cap).
 The choice compares the two estimators' own cost models (``expected_calls``); it depends
 only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
 """

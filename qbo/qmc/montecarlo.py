@@ -18,8 +18,13 @@ from qbo.qmc.result import Estimate
 
 
 def hoeffding_shots(epsilon_unit: float, alpha: float) -> int:
-    """Samples needed for half-width ``epsilon_unit`` on [0, 1] at level 1 - alpha."""
-    return max(1, math.ceil(math.log(2.0 / alpha) / (2.0 * epsilon_unit**2)))
+    """Samples needed for half-width ``epsilon_unit`` on [0, 1] at level 1 - alpha.
+
+    Zero when epsilon_unit >= 1/2: the midpoint 1/2 is then within epsilon of any mean.
+    """
+    if epsilon_unit >= 0.5:
+        return 0
+    return math.ceil(math.log(2.0 / alpha) / (2.0 * epsilon_unit**2))
 
 
 @dataclass(frozen=True)
@@ -38,10 +43,11 @@ class MonteCarloEstimator:
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
-        rnd = run_round(executor, oracle, 0, hoeffding_shots(eps, self.alpha))
-        p = rnd.ones / rnd.shots
+        shots = hoeffding_shots(eps, self.alpha)
+        rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
+        p = rounds[0].ones / shots if shots else 0.5
         return to_estimate(
             oracle, max(0.0, p - eps), min(1.0, p + eps), p,
-            epsilon=self.epsilon, alpha=self.alpha, rounds=(rnd,),
+            epsilon=self.epsilon, alpha=self.alpha, rounds=rounds,
             wall_time=time.perf_counter() - start, method="mc", target=executor.target,
         )

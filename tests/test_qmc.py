@@ -1,0 +1,78 @@
+"""Monte Carlo and the automatic choice between MC and IAE."""
+
+import math
+
+import pytest
+
+from qbo.execution import ExactExecutor
+from qbo.oracles import bernoulli, gaussian
+from qbo.qmc import AutoEstimator, IterativeAmplitudeEstimation, MonteCarloEstimator, make_estimator
+
+
+def test_mc_costs_scale_as_one_over_eps_squared():
+    ex = ExactExecutor(0)
+    calls = [MonteCarloEstimator(e).estimate(bernoulli(0.4), ex).oracle_calls for e in (0.04, 0.01)]
+    assert calls[1] / calls[0] == pytest.approx(16, rel=0.01)
+
+
+def test_iae_beats_mc_by_far_at_small_eps():
+    ex = ExactExecutor(0)
+    iae = IterativeAmplitudeEstimation(0.001).estimate(bernoulli(0.4), ex).oracle_calls
+    mc = MonteCarloEstimator(0.001).expected_calls(0.001)
+    assert iae < mc / 50  # Hoeffding needs ~1.8e6 calls at eps=1e-3; IAE ~1e4
+
+
+@pytest.mark.parametrize("method", ["mc", "iae", "auto"])
+def test_eps_of_one_half_needs_no_calls(method):
+    """[0, 1] already has half-width 1/2: its midpoint is within eps of any mean."""
+    est = make_estimator(method, 0.5).estimate(bernoulli(0.3), ExactExecutor(1))
+    assert est.oracle_calls == 0 and est.ci_low <= 0.3 <= est.ci_high
+
+
+def test_auto_uses_mc_against_a_fixed_shot_iae_at_large_eps():
+    """Hoeffding needs ceil(ln(40) / (2 * 0.3^2)) = 21 calls at eps = 0.3; IAE with a fixed
+    100 shots per round pays at least 100."""
+    auto = AutoEstimator(0.3, 0.05, {"shots": 100, "alpha_split": "uniform"})
+    assert isinstance(auto.choose(bernoulli(0.3)), MonteCarloEstimator)
+    assert auto.estimate(bernoulli(0.3), ExactExecutor(1)).oracle_calls == 21
+
+
+def test_auto_picks_the_cheaper_cost_model():
+    for eps in (0.3, 0.1, 0.03):
+        auto = AutoEstimator(eps, 0.05)
+        mc, iae = MonteCarloEstimator(eps).expected_calls(eps), IterativeAmplitudeEstimation(eps).expected_calls(eps)
+        assert auto.expected_calls(eps) == min(mc, iae)
+        assert isinstance(auto.choose(bernoulli(0.3)), MonteCarloEstimator) == (mc <= iae)
+
+
+def test_auto_uses_iae_at_small_eps():
+    auto = AutoEstimator(0.005, 0.05)
+    assert isinstance(auto.choose(bernoulli(0.3)), IterativeAmplitudeEstimation)
+
+
+def test_auto_decides_on_the_amplitude_scale():
+    # a Gaussian oracle's window (-1.6, 2.6) shrinks eps by 4.2 on the amplitude scale
+    o = gaussian(0.5, 0.4)
+    auto = AutoEstimator(0.2, 0.05)
+    eps_unit = 0.2 / (o.high - o.low)
+    expected = MonteCarloEstimator(0.2).expected_calls(eps_unit) <= IterativeAmplitudeEstimation(0.2).expected_calls(eps_unit)
+    assert isinstance(auto.choose(o), MonteCarloEstimator) == expected
+
+
+def test_estimates_report_reward_units():
+    o = gaussian(0.7, 0.3)
+    est = MonteCarloEstimator(0.05).estimate(o, ExactExecutor(2))
+    assert est.ci_high - est.ci_low <= 0.1 + 1e-9
+    assert abs(est.value - o.mean) < 0.1  # Hoeffding at 95%, checked with a fixed seed
+
+
+def test_estimate_json_round_trip_has_rounds_and_calls():
+    est = IterativeAmplitudeEstimation(0.02).estimate(bernoulli(0.2), ExactExecutor(3))
+    out = est.to_json()
+    assert out["oracle_calls"] == sum(r["shots"] * (2 * r["k"] + 1) for r in out["rounds"])
+    assert out["wall_time"] > 0 and out["method"] == "iae"
+
+
+def test_make_estimator_rejects_unknown_method():
+    with pytest.raises(ValueError, match="'quantum'"):
+        make_estimator("quantum", 0.1)
