@@ -83,9 +83,12 @@ def build_problem(case: Case) -> Problem:
 
 
 def with_gap(problem: Problem, gap: float) -> Problem:
-    """Bernoulli arms with f clipped at 1 - gap for every arm but the best (best stays 1)."""
-    f = np.minimum(problem.means, 1.0 - gap)
-    f[problem.best_arm] = 1.0
+    """Bernoulli arms; the best stays at 1 and the others are scaled so the second best is 1 - gap."""
+    f = np.array(problem.means, dtype=float)
+    best = problem.best_arm
+    second = np.max(np.delete(f, best))
+    f = f * (1.0 - gap) / second
+    f[best] = 1.0
     return Problem.from_oracles(f"{problem.name}-gap{gap}", problem.arms, [bernoulli(float(v)) for v in f])
 
 
