@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from qbo.cli.calibration_commands import calibrations_app
+from qbo.cli.depth_commands import calibrations_depth
+from qbo.cli.hardware_commands import backends, jobs_app, pull, submit
 from qbo.cli.qmc_commands import circuits_app, estimate
 from qbo.cli.run_commands import plot, run
 
@@ -19,6 +21,11 @@ app.command()(plot)
 app.command()(estimate)
 app.add_typer(circuits_app, name="circuits")
 app.add_typer(calibrations_app, name="calibrations")
+app.command()(submit)
+app.command()(backends)
+app.add_typer(jobs_app, name="jobs")
+calibrations_app.command("pull")(pull)
+calibrations_app.command("depth")(calibrations_depth)
 
 
 def main() -> None:

@@ -11,6 +11,10 @@ import typer
 
 from qbo.cli.errors import one_line_errors
 
+LENGTHSCALE_HELP = (
+    "Length scale of every GP policy: fixed:VALUE | mle | lb[:THETA0] (LB-GP-UCB, Ziomek et al.) "
+    "| a-gp-ucb[:THETA0] (Berkenkamp et al.)."
+)
 ACCOUNTING_HELP = (
     "honest (default): every shot of Q^k A costs 2k+1 oracle calls. reference: the Q-BO "
     "authors' count (shots*k, a formula when k=0), which UNDERCOUNTS oracle calls."
@@ -28,6 +32,8 @@ def run(
     seed: Annotated[Optional[int], typer.Option(help="Base seed.")] = None,
     estimator: Annotated[Optional[str], typer.Option(help="QMC method of quantum policies: iae | auto | mc")] = None,
     accounting: Annotated[Optional[str], typer.Option(help=ACCOUNTING_HELP)] = None,
+    lengthscale: Annotated[Optional[str], typer.Option(help=LENGTHSCALE_HELP)] = None,
+    mitigation: Annotated[Optional[str], typer.Option(help="none | rem | zne | zne+rem (device-model targets).")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Output folder (default: a fresh folder under runs/).")] = None,
     resume: Annotated[Optional[Path], typer.Option(help="Continue the killed run in this folder.")] = None,
 ) -> None:
@@ -49,8 +55,10 @@ def run(
         algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms else None
         cfg = base.with_overrides(
             problem=problem, algorithms=algs, budget=budget, trials=trials, target=target,
-            seed=seed, estimator=estimator, accounting=accounting,
+            seed=seed, estimator=estimator, accounting=accounting, mitigation=mitigation,
         )
+        if lengthscale is not None:
+            cfg = cfg.with_lengthscale(lengthscale)
         folder = out or _fresh_folder()
         with _progress(cfg) as report:
             records = run_experiment(cfg, folder, report)

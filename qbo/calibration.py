@@ -46,6 +46,7 @@ __all__ = [
     "GateCalibration",
     "Snapshot",
     "export_from_fake",
+    "snapshot_from_backend",
     "load_snapshot",
     "save_snapshot",
     "list_snapshots",
@@ -629,6 +630,77 @@ def export_from_fake(name: str) -> Snapshot:
         "notes": notes,
     }
     return Snapshot.from_json(raw, label=f"export of {cls.__name__}")
+
+
+def snapshot_from_backend(backend, source: str) -> Snapshot:
+    """Snapshot of any qiskit ``BackendV2`` (a live IBM backend, a fake one, ...).
+
+    Reads the backend's ``target`` (gate errors and durations, readout errors, T1/T2) and,
+    when it has them, ``properties()`` (asymmetric readout errors, calibration time) and
+    ``configuration().basis_gates``. ``source`` records where it came from, e.g.
+    ``ibm:ibm_torino``. Same construction as :func:`export_from_fake`, which is unchanged.
+    """
+    target = backend.target
+    try:
+        props = backend.properties()
+    except Exception:  # backends without properties (or a failing call) still have a target
+        props = None
+    stamp = getattr(props, "last_update_date", None) if props is not None else None
+    if isinstance(stamp, datetime):
+        timestamp = stamp.isoformat()
+    elif isinstance(stamp, str) and stamp:
+        timestamp = stamp
+    else:
+        timestamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    measure = target["measure"] if "measure" in target.operation_names else {}
+    notes: list[str] = []
+    qubits = [_qubit_record(target, props, measure, i, notes) for i in range(target.num_qubits)]
+    gates = [
+        {"gate": op, "qubits": list(qargs), "error": ip.error, "duration": ip.duration}
+        for op in sorted(target.operation_names) if op not in _SKIP_OPS
+        for qargs, ip in sorted((target[op] or {}).items(), key=lambda kv: kv[0] or ())
+        if qargs is not None and ip is not None
+    ]
+    try:
+        basis = list(backend.configuration().basis_gates)
+    except Exception:
+        basis = [g for g in target.operation_names if g not in _SKIP_OPS + _NON_GATE_OPS]
+    edges = sorted({tuple(g["qubits"]) for g in gates if len(g["qubits"]) == 2 and g["gate"] not in _NON_GATE_OPS})
+    raw = {
+        "schema": SCHEMA, "name": backend.name, "source": source, "timestamp": timestamp,
+        "processor": _processor_family(backend), "num_qubits": target.num_qubits, "dt": target.dt,
+        "basis_gates": basis, "coupling_map": [list(e) for e in edges], "qubits": qubits,
+        "gates": gates, "notes": notes,
+    }
+    return Snapshot.from_json(raw, label=f"snapshot of {backend.name}")
+
+
+def _qubit_record(target, props, measure, i: int, notes: list[str]) -> dict:
+    qp = target.qubit_properties[i] if target.qubit_properties else None
+    t1, t2 = getattr(qp, "t1", None), getattr(qp, "t2", None)
+    mp = measure.get((i,)) if measure else None
+    extra: dict = {}
+    if props is not None:
+        try:
+            qprops = props.qubit_property(i)
+        except Exception:
+            qprops = {}
+        for key in ("prob_meas0_prep1", "prob_meas1_prep0"):
+            if key in qprops:
+                extra[key] = float(qprops[key][0])
+        if t1 is None and "T1" in qprops:
+            t1 = float(qprops["T1"][0])
+        if t2 is None and "T2" in qprops:
+            t2 = float(qprops["T2"][0])
+    if t1 is not None and t2 is not None and t1 > 0 and t2 > 0:
+        t2, note = _clip_t2(i, t1, t2)
+        if note:
+            notes.append(note)
+    return {
+        "qubit": i, "t1": t1, "t2": t2, "readout_error": getattr(mp, "error", None),
+        "prob_meas0_prep1": extra.get("prob_meas0_prep1"), "prob_meas1_prep0": extra.get("prob_meas1_prep0"),
+        "readout_length": getattr(mp, "duration", None),
+    }
 
 
 # --------------------------------------------------------------------------

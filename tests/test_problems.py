@@ -205,7 +205,10 @@ def test_linear_random_layout_and_errors():
 
 
 def test_registry_builds_every_problem_and_roundtrips_options():
-    assert PROBLEMS == ("synthetic-bernoulli", "synthetic-gaussian", "automl-svm", "linear")
+    assert PROBLEMS == (
+        "synthetic-bernoulli", "synthetic-gaussian", "automl-svm", "linear",
+        "berkenkamp-gaussian", "berkenkamp-bernoulli", "michalewicz-gaussian", "michalewicz-bernoulli",
+    )
     for name in PROBLEMS:
         p = make_problem(name)
         assert p.name == name

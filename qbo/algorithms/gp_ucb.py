@@ -5,6 +5,12 @@ Conventions.  Dai et al. multiply sigma by ``beta_s`` directly (Alg. 1 line 2); 
 multiply by ``beta_t^{1/2}`` (Eq. (6)).  In this module ``beta`` always denotes the **multiplier
 of sigma**, except for ``gp-ucb``'s ``"theorem1"`` schedule, which computes Srinivas' beta_t and
 uses ``sqrt(beta_t / beta_scale)``.
+
+Length scales.  Both policies take ``lengthscale`` as a number or a mode string (``"mle"``,
+``"lb"``, ``"a-gp-ucb"``, ...; ``qbo.lengthscale.spec``).  The policy's ``surrogate``
+(``qbo.lengthscale.surrogates``) picks the model of each stage; ``policy.model`` is that
+model.  In ``q-gp-ucb`` every model is the weighted posterior (per-point noise variance
+``lambda eps_s^2``), so LB-GP-UCB's base learners, A-GP-UCB's and MLE's refits all use it.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_gp_model, default_m_bar
+from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate, default_m_bar
 
 __all__ = ["GPUCB", "GPUCBConfig", "QGPUCB", "QGPUCBConfig", "check_beta"]
 
@@ -100,11 +106,24 @@ class QGPUCB(PolicyBase):
     def __init__(self, arms: np.ndarray, config: QGPUCBConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else QGPUCBConfig())
         self.lam = self.config.lam_value
-        self.model = build_gp_model(self.config, self.arms, self.lam)
+        # sigma_N^2 for LB's xi_t: the stage noise lambda eps_s^2 <= k(x, x) = outputscale,
+        # since eps_s = sigma~_{s-1}(x_s)/sqrt(lambda) (Dai et al. Alg. 1 line 3)
+        self.surrogate = build_surrogate(self.config, self.arms, self.lam,
+                                         float(self.config.outputscale), self.config.delta)
         self.m_bar, self.alpha = resolve_alpha(
             self.config.delta, self.config.budget, self.config.m_bar, self.model, self.lam,
             self.config.noise_case)
         self._raw_eps = math.inf
+
+    @property
+    def model(self):
+        """The model of the next stage (the one ``ask`` uses), chosen by ``surrogate``."""
+        return self.surrogate.select(self.t + 1)
+
+    @property
+    def lengthscale(self) -> float:
+        """Length scale of the next stage's model."""
+        return self.surrogate.lengthscale(self.t + 1)
 
     def beta(self, s: int) -> float:
         """UCB multiplier beta_s of stage ``s`` (1-based), Dai et al. Alg. 1 line 2."""
@@ -143,7 +162,8 @@ class QGPUCB(PolicyBase):
         return Query(arm, max(self._raw_eps, self.config.eps_min), self.alpha)
 
     def _update(self, arm: int, value: float, eps: float) -> None:
-        self.model.add(arm, value, eps)
+        s = self.t + 1
+        self.surrogate.tell(s, arm, value, eps, self.beta(s))
 
 
 @dataclass(frozen=True)
@@ -186,7 +206,17 @@ class GPUCB(PolicyBase):
     def __init__(self, arms: np.ndarray, config: GPUCBConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else GPUCBConfig())
         self.lam = float(self.config.noise)
-        self.model = build_gp_model(self.config, self.arms, self.lam)
+        self.surrogate = build_surrogate(self.config, self.arms, self.lam, self.lam, self.config.delta)
+
+    @property
+    def model(self):
+        """The model of the next round (the one ``ask`` uses), chosen by ``surrogate``."""
+        return self.surrogate.select(self.t + 1)
+
+    @property
+    def lengthscale(self) -> float:
+        """Length scale of the next round's model."""
+        return self.surrogate.lengthscale(self.t + 1)
 
     def beta(self, t: int) -> float:
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
@@ -216,4 +246,5 @@ class GPUCB(PolicyBase):
         return Query(argmax_lowest(mean + self.beta(self.t + 1) * np.sqrt(var)), None, None)
 
     def _update(self, arm: int, value: float, eps: float) -> None:
-        self.model.add(arm, value, 1.0)
+        t = self.t + 1
+        self.surrogate.tell(t, arm, value, 1.0, self.beta(t))

@@ -24,6 +24,16 @@ from qbo.algorithms.base import check_float, check_int_opt
 from qbo.gp.arms import ArmPosterior
 from qbo.gp.features import FeatureMap, RandomFourierFeatures, WeightedFeatureGP
 from qbo.gp.kernels import KERNEL_NAMES, make_kernel
+from qbo.lengthscale.growth import default_t0
+from qbo.lengthscale.spec import LengthscaleSpec, parse_lengthscale
+from qbo.lengthscale.surrogates import (
+    BalancedSurrogate,
+    FixedSurrogate,
+    MLESurrogate,
+    ScheduleSurrogate,
+    Surrogate,
+    SurrogateSettings,
+)
 
 __all__ = [
     "ArmModel",
@@ -32,6 +42,7 @@ __all__ = [
     "GPModelConfig",
     "NOISE_CASES",
     "build_gp_model",
+    "build_surrogate",
     "default_m_bar",
 ]
 
@@ -102,22 +113,36 @@ class GPModelConfig:
     ``kernel`` in ``qbo.gp.KERNEL_NAMES`` (default SE, Dai et al. Sec. 3.1); ``lengthscale``
     default 0.2 (Dai et al. App. J grid-search choice for Q-GP-UCB on AutoML, and Srinivas et
     al. Sec. 6); the synthetic problem was generated with 0.1, so pass ``lengthscale=0.1``
-    there.  ``outputscale`` 1.0 (k <= 1, Sec. 3.1; App. J AutoML used 0.5).  ``model``:
+    there.  ``lengthscale`` may also be a mode string (``qbo.lengthscale.spec``):
+    ``"fixed:V"``, ``"mle[:V]"``, ``"mle+outputscale[:V]"``, ``"lb[:THETA0]"`` (LB-GP-UCB,
+    Ziomek et al. 2024 Alg. 1) or ``"a-gp-ucb[:THETA0]"`` (Berkenkamp et al. 2019).
+    ``outputscale`` 1.0 (k <= 1, Sec. 3.1; App. J AutoML used 0.5).  ``model``:
     ``"exact"`` (default) or ``"rff"`` with ``num_features`` M (100 synthetic, 200 AutoML)
-    drawn with ``seed``.
+    drawn with ``seed``.  Length-scale tuning (ignored by ``fixed``): ``growth_t0`` t0 and
+    ``growth_power`` p of ``g(t) = max(t0, t^p)`` (None -> ``e^{5/d}``, Ziomek et al. Sec. 5),
+    ``lb_norm`` N of ``B(theta, N)`` (Sec. 2), ``mle_every``: refit after every k-th tell.
     """
 
     kernel: str = "se"
-    lengthscale: float = 0.2
+    lengthscale: float | str = 0.2
     outputscale: float = 1.0
     model: str = "exact"
     num_features: int = 100
     seed: int = 0
+    growth_t0: float | None = None
+    growth_power: float = 0.5
+    lb_norm: float = 1.0
+    mle_every: int = 1
+
+    @property
+    def lengthscale_spec(self) -> LengthscaleSpec:
+        """The parsed ``lengthscale`` option."""
+        return parse_lengthscale(self.lengthscale)
 
     def _validate_model(self) -> None:
         if self.kernel not in KERNEL_NAMES:
             raise ValueError(f"kernel must be one of {KERNEL_NAMES}, got {self.kernel!r}")
-        check_float("lengthscale", self.lengthscale, low=0.0)
+        spec = self.lengthscale_spec
         check_float("outputscale", self.outputscale, low=0.0)
         if self.model not in MODEL_NAMES:
             raise ValueError(f"model must be one of {MODEL_NAMES}, got {self.model!r}")
@@ -126,15 +151,50 @@ class GPModelConfig:
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.model == "rff" and self.kernel == "linear":
             raise ValueError("model='rff' needs an SE or Matern kernel, got kernel='linear'")
+        self._validate_lengthscale_mode(spec)
+
+    def _validate_lengthscale_mode(self, spec: LengthscaleSpec) -> None:
+        if self.growth_t0 is not None:
+            check_float("growth_t0", self.growth_t0, low=1.0, low_open=False)
+        check_float("growth_power", self.growth_power, low=0.0, low_open=False)
+        check_float("lb_norm", self.lb_norm, low=0.0, low_open=False)
+        check_int_opt("mle_every", self.mle_every)
+        if spec.adaptive and self.kernel == "linear":
+            raise ValueError(f"lengthscale {self.lengthscale!r} needs an SE or Matern kernel, got kernel='linear'")
+        if spec.mode in ("mle", "mle+outputscale", "a-gp-ucb") and self.model != "exact":
+            raise ValueError(f"lengthscale {self.lengthscale!r} needs model='exact', got model={self.model!r}")
 
 
-def build_gp_model(config: GPModelConfig, arms: np.ndarray, lam: float) -> ArmModel:
-    """The surrogate selected by ``config.model`` on ``arms`` (m x d) with regulariser ``lam``."""
-    kernel = make_kernel(config.kernel, config.lengthscale, config.outputscale)
+def build_gp_model(config: GPModelConfig, arms: np.ndarray, lam: float,
+                   lengthscale: float | None = None) -> ArmModel:
+    """The surrogate selected by ``config.model`` on ``arms`` (m x d) with regulariser ``lam``;
+    ``lengthscale`` overrides the config's (needed when that is a mode string)."""
+    theta = config.lengthscale_spec.value if lengthscale is None else lengthscale
+    kernel = make_kernel(config.kernel, theta, config.outputscale)
     if config.model == "exact":
         return ExactArmModel(kernel(arms, arms), lam)
     rff = RandomFourierFeatures(kernel, config.num_features, arms.shape[1], seed=config.seed)
     return FeatureArmModel(rff, arms, lam)
+
+
+def build_surrogate(config: GPModelConfig, arms: np.ndarray, lam: float,
+                    noise_var: float, delta: float) -> Surrogate:
+    """The length-scale strategy of ``config.lengthscale`` (``qbo.lengthscale.surrogates``).
+
+    ``noise_var`` is sigma_N^2 and ``delta`` the confidence of LB-GP-UCB's xi_t (Thm 4.1).
+    """
+    spec = config.lengthscale_spec
+    if spec.mode == "fixed":
+        return FixedSurrogate(build_gp_model(config, arms, lam, spec.value), spec.value)
+    t0 = config.growth_t0 if config.growth_t0 is not None else default_t0(arms.shape[1])
+    settings = SurrogateSettings(config.kernel, float(config.outputscale), arms, float(lam),
+                                 spec.value, float(t0), float(config.growth_power))
+    if spec.mode == "a-gp-ucb":
+        return ScheduleSurrogate(settings)
+    if spec.mode in ("mle", "mle+outputscale"):
+        return MLESurrogate(settings, config.mle_every, spec.fit_outputscale)
+    return BalancedSurrogate(settings, lambda theta: build_gp_model(config, arms, lam, theta),
+                             noise_var, delta, config.lb_norm)
 
 
 def default_m_bar(

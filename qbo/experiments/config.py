@@ -11,6 +11,7 @@ A config file looks like::
     estimator = "iae"          # QMC method of quantum policies: iae | auto | mc
     accounting = "honest"      # or "reference" (undercounts, see qbo.experiments.accounting)
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
+    mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets)
 
     [problem_options]          # passed to qbo.problems.make_problem
     std = 0.4
@@ -32,6 +33,7 @@ from qbo.experiments.accounting import ACCOUNTINGS
 
 LEFTOVERS = ("recommend", "stop")
 ESTIMATORS = ("iae", "auto", "mc")
+MITIGATIONS = ("none", "rem", "zne", "zne+rem")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class ExperimentConfig:
     estimator: str = "iae"
     accounting: str = "honest"
     leftover: str = "recommend"
+    mitigation: str = "none"
     problem_options: dict[str, Any] = field(default_factory=dict)
     algorithm_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -58,6 +61,9 @@ class ExperimentConfig:
         _check_choice("estimator", self.estimator, ESTIMATORS)
         _check_choice("accounting", self.accounting, ACCOUNTINGS)
         _check_choice("leftover", self.leftover, LEFTOVERS)
+        _check_choice("mitigation", self.mitigation, MITIGATIONS)
+        if self.mitigation != "none" and self.estimator != "iae":
+            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae', got '{self.estimator}'")
         if not self.algorithms:
             raise ValueError("algorithms must name at least one algorithm, got none")
         for name in self.algorithm_options:
@@ -67,6 +73,18 @@ class ExperimentConfig:
     def with_overrides(self, **overrides: Any) -> "ExperimentConfig":
         """A copy with the given (non-None) fields replaced."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def with_lengthscale(self, spec: str) -> "ExperimentConfig":
+        """A copy whose GP policies all use the length-scale mode ``spec`` (e.g. 'lb')."""
+        from qbo.experiments.defaults import GP_POLICIES
+        from qbo.lengthscale.spec import parse_lengthscale
+
+        parse_lengthscale(spec)  # one-line ValueError on a bad spec
+        options = {k: dict(v) for k, v in self.algorithm_options.items()}
+        for name in self.algorithms:
+            if name in GP_POLICIES:
+                options.setdefault(name, {})["lengthscale"] = spec
+        return replace(self, algorithm_options=options)
 
     def to_toml(self) -> str:
         data = asdict(self)

@@ -71,17 +71,37 @@ def run_experiment(
     """
     out = Path(out_dir)
     _claim(out, config)
-    executor = make_executor(config.target, seed=config.seed)
-    settings = StageSettings(config.budget, config.estimator, config.accounting, config.leftover)
+    # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
+    executor = make_executor(config.target, seed=config.seed, run_dir=out)
+    settings = StageSettings(
+        config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config)
+    )
     records: list[dict[str, Any]] = []
-    for trial in range(config.trials):
-        problem = problem_for_trial(config, trial)
-        for algorithm in config.algorithms:
-            unit = Unit(trial, algorithm)
-            lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
-            records.extend({"trial": trial, "algorithm": algorithm} | _public(line) for line in lines)
+    try:
+        for trial in range(config.trials):
+            problem = problem_for_trial(config, trial)
+            for algorithm in config.algorithms:
+                unit = Unit(trial, algorithm)
+                lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
+                records.extend({"trial": trial, "algorithm": algorithm} | _public(line) for line in lines)
+    finally:
+        close = getattr(executor, "close", None)  # ends an IBM batch or session
+        if close is not None:
+            close()
     write_results(out, config, records)
     return records
+
+
+def _mitigation(config: ExperimentConfig):
+    """The Mitigation for config.mitigation on config.target (None for 'none')."""
+    if config.mitigation == "none":
+        return None
+    from qbo.mitigation import make_mitigation, snapshot_for_target
+
+    snapshot = snapshot_for_target(config.target)
+    if snapshot is None:
+        raise ValueError(f"mitigation '{config.mitigation}' needs a device model target (aer:NAME or fake:NAME), got '{config.target}'")
+    return make_mitigation(config.mitigation, snapshot)
 
 
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:

@@ -38,10 +38,13 @@ class Progress:
 
 @dataclass(frozen=True)
 class StageSettings:
+    """How stages are measured and charged; ``mitigation`` is a qbo.mitigation.Mitigation."""
+
     budget: int
     estimator: str = "iae"
     accounting: str = "honest"
     leftover: str = "recommend"
+    mitigation: Any = None
 
 
 def run_stages(
@@ -74,7 +77,7 @@ def _measure(
     if query.epsilon is None:
         (sample,) = classical_samples(executor, oracle, 1)
         return float(sample), 1, 1, "sample"
-    estimator = make_estimator(settings.estimator, query.epsilon, query.alpha)
+    estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if estimator.expected_calls(eps_unit) > budget_left:
         return None

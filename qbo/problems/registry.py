@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from qbo.lengthscale.problems import berkenkamp, michalewicz
 from qbo.problems.automl import automl_svm
 from qbo.problems.base import Problem
 from qbo.problems.linear import linear
@@ -20,6 +21,12 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
         lambda **o: synthetic(noise="gaussian", **o), ("std", "seed", "num_arms", "lengthscale", "qubits")),
     "automl-svm": (automl_svm, ("std", "seed", "qubits")),
     "linear": (linear, ("dim", "num_arms", "seed", "noise", "std", "qubits", "layout")),
+    "berkenkamp-gaussian": (
+        lambda **o: berkenkamp(noise="gaussian", **o), ("std", "num_arms", "seed", "qubits")),
+    "berkenkamp-bernoulli": (lambda **o: berkenkamp(noise="bernoulli", **o), ("num_arms", "seed")),
+    "michalewicz-gaussian": (
+        lambda **o: michalewicz(noise="gaussian", **o), ("std", "num_arms", "dim", "seed", "qubits")),
+    "michalewicz-bernoulli": (lambda **o: michalewicz(noise="bernoulli", **o), ("num_arms", "dim", "seed")),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
@@ -30,6 +37,9 @@ def make_problem(name: str, **options: Any) -> Problem:
     if name not in _BUILDERS:
         raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(PROBLEMS)}")
     builder, allowed = _BUILDERS[name]
+    suffix = name.rpartition("-")[2]
+    if suffix in ("gaussian", "bernoulli") and options.get("noise", suffix) == suffix:
+        options = {k: v for k, v in options.items() if k != "noise"}  # implied by the name
     for key in options:
         if key not in allowed:
             raise ValueError(f"unknown option {key!r} for problem {name!r}; valid options: {', '.join(allowed)}")

@@ -9,9 +9,19 @@ from qbo.qmc.result import Estimate, Round
 METHODS = ("iae", "mc", "auto")
 
 
-def make_estimator(method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None) -> MeanEstimator:
-    """Estimator by name: 'iae', 'mc' or 'auto'; ``shots`` sets IAE's shots per round."""
-    iae_options = {} if shots is None else {"shots": shots}
+def make_estimator(
+    method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None, mitigation: object = None
+) -> MeanEstimator:
+    """Estimator by name: 'iae', 'mc' or 'auto'; ``shots`` sets IAE's shots per round.
+
+    ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds; Monte
+    Carlo and 'auto' do not support it.
+    """
+    if mitigation is not None and method != "iae":
+        raise ValueError(f"mitigation works with method 'iae', got method '{method}'")
+    iae_options: dict = {} if shots is None else {"shots": shots}
+    if mitigation is not None:
+        iae_options["mitigation"] = mitigation
     if method == "iae":
         return IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
     if method == "mc":

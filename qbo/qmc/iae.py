@@ -40,7 +40,19 @@ with their no-overshooting rule and pool the shots of repeated rounds at one K:
 
 Termination: at most ``max_rounds`` rounds (default 4 (log_r(K_bound) + 2)); the K search
 steps down by 4, the shot search is a bounded bisection. If the cap is hit the estimate is
-returned with its honest, wider interval and reached_epsilon=False.
+returned with its honest, wider interval and reached_epsilon=False. A ``k_max`` (e.g. from
+``qbo.depth.choose_k_max``) caps K at 4 k_max + 2: once K cannot grow, rounds repeat at
+k_max with doubled shots until eps is reached or the round cap stops the loop; then the
+estimate says reached_epsilon=False and its interval is the honest intersection so far.
+
+Mitigation (``mitigation``, a ``qbo.mitigation.ProbabilityEstimator``): each round asks the
+bound estimator for an interval of the ideal p_k at the round's level alpha_i and records
+every circuit it ran (folded circuits count scale (2k + 1) calls per shot). The schedule
+is unchanged: 'spend' sizes shots with the estimator's own plug-in interval (so a wider,
+Hoeffding-based ZNE interval gets proportionally more shots) and its union bound holds
+as before because each round's interval is fresh; 'uniform' / 'geometric' use fresh
+intervals at their per-check levels instead of pooling counts (mitigated values of
+different rounds are not binomial counts). With ``mitigation=None`` nothing changes.
 """
 
 from __future__ import annotations
@@ -50,7 +62,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -59,6 +71,9 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import METHODS, interval
 from qbo.qmc.result import Estimate, Round
+
+if TYPE_CHECKING:  # qbo.mitigation imports qbo.qmc; no runtime import here
+    from qbo.mitigation.estimator import ProbabilityEstimator, RoundEstimator
 
 TWO_PI = 2.0 * math.pi
 SPLITS = ("spend", "uniform", "geometric")
@@ -86,6 +101,7 @@ class IterativeAmplitudeEstimation:
         growth: intermediate rounds are sized so that K can grow by this factor ('spend').
         final_factor: a round is final if it needs <= this times an intermediate's shots.
         final_safety: final rounds take this times the plug-in shot count.
+        mitigation: optional ``qbo.mitigation`` probability estimator (None: plain rounds).
     """
 
     epsilon: float
@@ -100,6 +116,7 @@ class IterativeAmplitudeEstimation:
     growth: float = 2.0
     final_factor: float = 2.0
     final_safety: float = 1.0
+    mitigation: "ProbabilityEstimator | None" = None
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -124,12 +141,14 @@ class IterativeAmplitudeEstimation:
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
-        rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n))
+        probe = None if self.mitigation is None else self.mitigation.bind(executor, oracle)
+        rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n), probe)
         a_low, a_high = state.amplitude_interval()
+        method = "iae" if self.mitigation is None else f"iae+{self.mitigation.name}"
         return to_estimate(
             oracle, a_low, a_high, 0.5 * (a_low + a_high),
             epsilon=self.epsilon, alpha=self.alpha, rounds=tuple(rounds),
-            wall_time=time.perf_counter() - start, method="iae", target=executor.target,
+            wall_time=time.perf_counter() - start, method=method, target=executor.target,
             reached_epsilon=a_high - a_low <= 2 * eps * (1 + 1e-9),
         )
 
@@ -138,21 +157,40 @@ class IterativeAmplitudeEstimation:
         round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16."""
         return _expected_calls(self, float(epsilon_unit))
 
-    def _run(self, eps: float, sample: Sampler) -> tuple[list[Round], "_State"]:
-        plan = _Plan.make(self, eps)
+    def _run(
+        self, eps: float, sample: Sampler, probe: "RoundEstimator | None" = None
+    ) -> tuple[list[Round], "_State"]:
+        plan = _Plan.make(self, eps, probe)
         state = _State(self.alpha, self.final_share)
         rounds: list[Round] = []
-        while state.width > 2 * eps and len(rounds) < plan.max_rounds:
-            k = state.next_k(plan) if rounds else 0
-            if self.alpha_split == "spend":
+        done = 0
+        while state.width > 2 * eps and done < plan.max_rounds:
+            k = state.next_k(plan) if done else 0
+            done += 1
+            if probe is not None:
+                rounds.extend(self._mitigated_round(plan, state, probe, k))
+            elif self.alpha_split == "spend":
                 shots, alpha_i = plan.spend(state, k)
                 rnd = sample(k, shots)
                 state.update_fresh(rnd, alpha_i, plan)
+                rounds.append(rnd)
             else:
                 rnd = sample(k, plan.shots_at(k))
                 state.update_pooled(rnd, plan)
-            rounds.append(rnd)
+                rounds.append(rnd)
         return rounds, state
+
+    def _mitigated_round(
+        self, plan: "_Plan", state: "_State", probe: "RoundEstimator", k: int
+    ) -> tuple[Round, ...]:
+        """One round through a mitigation: a fresh interval at this round's level."""
+        if self.alpha_split == "spend":
+            shots, alpha_i = plan.spend(state, k)
+        else:
+            shots, alpha_i = plan.shots_at(k), plan.round_alpha(k, state.next_repeat(k))
+        result = probe.estimate(k, shots, alpha_i)
+        state.update_interval(k, shots, result.p_low, result.p_high)
+        return result.rounds
 
 
 @dataclass(frozen=True)
@@ -166,9 +204,10 @@ class _Plan:
     stages: int
     l_max: float
     fixed_shots: int
+    probe: Any = None
 
     @classmethod
-    def make(cls, cfg: IterativeAmplitudeEstimation, eps: float) -> "_Plan":
+    def make(cls, cfg: IterativeAmplitudeEstimation, eps: float, probe: Any = None) -> "_Plan":
         k_bound = math.pi / (2 * eps)
         if cfg.k_max is not None:
             k_bound = min(k_bound, 4 * cfg.k_max + 2)
@@ -178,7 +217,7 @@ class _Plan:
         shots = cfg.shots or 100
         log_term = math.log(2 * stages / cfg.alpha)
         l_max = math.asin((2.0 / shots * log_term) ** 0.25) if shots > 2 * log_term else math.pi / 2
-        return cls(cfg, eps, k_bound, max_rounds, stages, l_max, shots)
+        return cls(cfg, eps, k_bound, max_rounds, stages, l_max, shots, probe)
 
     # --- Grinko et al. ('uniform', 'geometric'): fixed shots, pooled repeats -------------
     def shots_at(self, k: int) -> int:
@@ -298,12 +337,26 @@ class _State:
     def predict(self, k: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
         """Plug-in interval: what round(shots p) ones at the current midpoint would give."""
         mid = 0.5 * (self.theta_low + self.theta_high)
-        ones = round(shots * math.sin((2 * k + 1) * mid) ** 2)
-        return self._intersect(k, ones, shots, alpha_i, plan)
+        p = math.sin((2 * k + 1) * mid) ** 2
+        if plan.probe is not None:
+            return self._intersect_p(k, *plan.probe.plug_in(k, p, shots, alpha_i))
+        return self._intersect(k, round(shots * p), shots, alpha_i, plan)
 
     def update_fresh(self, rnd: Round, alpha_i: float, plan: _Plan) -> None:
         self.last_k, self.last_shots = rnd.k, rnd.shots
         self.theta_low, self.theta_high = self._intersect(rnd.k, rnd.ones, rnd.shots, alpha_i, plan)
+
+    def update_interval(self, k: int, shots: int, p_low: float, p_high: float) -> None:
+        """A fresh interval for p_k from a (mitigated) round."""
+        self.last_k, self.last_shots = k, shots
+        self.theta_low, self.theta_high = self._intersect_p(k, p_low, p_high)
+
+    def next_repeat(self, k: int) -> int:
+        """Checks so far at power k, counting this one (fresh intervals, no pooling)."""
+        if k != self.pooled_k:
+            self.pooled_k, self.repeat = k, 0
+        self.repeat += 1
+        return self.repeat
 
     def update_pooled(self, rnd: Round, plan: _Plan) -> None:
         if rnd.k != self.pooled_k:
@@ -318,6 +371,9 @@ class _State:
 
     def _intersect(self, k: int, ones: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
         p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
+        return self._intersect_p(k, p_low, p_high)
+
+    def _intersect_p(self, k: int, p_low: float, p_high: float) -> tuple[float, float]:
         low, high = theta_interval(k, p_low, p_high, self.theta_low, self.up)
         new_low, new_high = max(low, self.theta_low), min(high, self.theta_high)
         if new_low > new_high:  # some interval missed (inside alpha); trust the fresh one

@@ -8,23 +8,29 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Round:
-    """One batch of shots of Q^k A: ``ones`` of ``shots`` measured the objective in |1>."""
+    """One batch of shots of Q^k A: ``ones`` of ``shots`` measured the objective in |1>.
+
+    ``scale`` is the odd global-folding factor of zero-noise extrapolation
+    (``qbo.mitigation.folding``): the circuit ran was (Q^k A) ((Q^k A)^dagger (Q^k A))^((scale-1)/2).
+    """
 
     k: int
     shots: int
     ones: int
+    scale: int = 1
 
     @property
     def oracle_calls(self) -> int:
-        """shots * (2k + 1): A once, then A and A^dagger inside each of the k Grover steps."""
-        return self.shots * (2 * self.k + 1)
+        """shots * scale * (2k + 1): A once, then A and A^dagger inside each of the k Grover
+        steps, and every fold of Q^k A repeats all 2k + 1 calls (as A^dagger or A)."""
+        return self.shots * self.scale * (2 * self.k + 1)
 
 
 @dataclass(frozen=True)
 class Estimate:
     """An estimate of E[y] in reward units, built once at the end of an estimation.
 
-    ``oracle_calls`` is exactly ``sum(r.shots * (2 r.k + 1) for r in rounds)``.
+    ``oracle_calls`` is exactly ``sum(r.shots * r.scale * (2 r.k + 1) for r in rounds)``.
     ``reached_epsilon`` is False when the estimator stopped (e.g. at its round or depth cap)
     with an interval wider than 2 epsilon; the interval is still honest.
     """

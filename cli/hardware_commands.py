@@ -1,0 +1,281 @@
+"""`qbo submit`, `qbo jobs list|status|resume`, `qbo backends`, `qbo calibrations pull`.
+
+Hardware-in-the-loop runs (issue 4, item 5). Every error is one line on stderr with no
+traceback: bad input exits 2; a device failure that survived every retry exits 1. No
+message of an exception raised by the service is ever printed (it may quote credentials):
+only its type name.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+
+from qbo.cli.errors import one_line_errors
+
+F = TypeVar("F", bound=Callable)
+
+jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True)
+
+MODE_HELP = "job (one job per request), batch, or session (dedicated device time between requests)"
+BACKEND_HELP = "ibm:NAME (a real device), or fake:NAME for a local dry run in qiskit-ibm-runtime local mode"
+DISCOVERY_TIMEOUT_S = 20.0
+
+
+def hardware_errors(func: F) -> F:
+    """``one_line_errors`` plus: HardwareError -> exit 1; anything else -> its type name, exit 1."""
+    inner = one_line_errors(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from qbo.execution.runtime import HardwareError
+
+        try:
+            return inner(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except HardwareError as exc:
+            typer.echo(f"error: {_first_line(exc)}", err=True)
+            raise typer.Exit(code=1) from None
+        except Exception as exc:  # never print the message: it may come from the service
+            typer.echo(f"error: unexpected {type(exc).__name__} at {_where(exc)}", err=True)
+            raise typer.Exit(code=1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_device(backend: str) -> tuple[str, str]:
+    """``ibm:NAME`` or ``fake:NAME`` -> (kind, name); one-line ValueError otherwise."""
+    kind, _, name = backend.partition(":")
+    if kind not in ("ibm", "fake") or not name:
+        raise ValueError(f"--backend must be ibm:NAME (or fake:NAME for a local dry run), got '{backend}'")
+    return kind, name
+
+
+# ------------------------------------------------------------------ submit
+
+
+@hardware_errors
+def submit(
+    config: Annotated[Path, typer.Argument(help="Experiment TOML (see qbo.experiments.config).")],
+    backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
+    mode: Annotated[str, typer.Option(help=MODE_HELP)] = "job",
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default: a fresh folder under runs/).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait on one job before retrying the wait.")] = 3600.0,
+    attempts: Annotated[int, typer.Option(help="Failures in a row (transient errors, timeouts) before giving up.")] = 5,
+) -> None:
+    """Start a hardware-in-the-loop BO run: every job is journalled in RUN_DIR/jobs.jsonl."""
+    from qbo.execution import runtime
+    from qbo.execution.jobs import RetryPolicy, check_mode, write_settings
+    from qbo.experiments.config import load_config
+
+    kind, name = parse_device(backend)
+    check_mode(mode)
+    retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
+    cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
+    runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
+    folder = out or _fresh_folder()
+    write_settings(folder, mode, retry)
+    _run(folder, lambda report: _run_experiment(cfg, folder, report))
+
+
+@jobs_app.command("resume")
+@hardware_errors
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")],
+    mode: Annotated[Optional[str], typer.Option(help="Change the mode: " + MODE_HELP)] = None,
+) -> None:
+    """Continue a run: journalled counts are reused and pending jobs re-attached, never re-submitted."""
+    from qbo.execution.jobs import check_mode, read_settings, write_settings
+    from qbo.experiments.runner import resume_experiment
+
+    _check_run_dir(run_dir)
+    if mode is not None:
+        write_settings(run_dir, check_mode(mode), read_settings(run_dir)[1])
+    _run(run_dir, lambda report: resume_experiment(run_dir, report))
+
+
+def _run_experiment(cfg, folder: Path, report):
+    from qbo.experiments.runner import run_experiment
+
+    return run_experiment(cfg, folder, report)
+
+
+def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
+    from qbo.execution.jobs import JobJournal
+    from qbo.experiments.config import load_config
+    from qbo.experiments.summary import format_table, summarise
+
+    records = go(_Progress())
+    cfg = load_config(folder / "config.toml")
+    typer.echo(format_table(summarise(records, cfg)))
+    jobs = JobJournal.in_run_dir(folder).jobs()
+    typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png; {len(jobs)} jobs in {folder}/jobs.jsonl")
+
+
+class _Progress:
+    """One line on stderr whenever a unit moves on by a tenth of its budget."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, int] = {}
+
+    def __call__(self, unit: str, calls: int, budget: int) -> None:
+        tenth = 10 * calls // max(budget, 1)
+        if self._shown.get(unit) != tenth:
+            self._shown[unit] = tenth
+            typer.echo(f"{unit}: {calls}/{budget} oracle calls", err=True)
+
+
+# ------------------------------------------------------------------ jobs list | status
+
+
+@jobs_app.command("list")
+@hardware_errors
+def list_jobs(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
+    """List the journalled jobs with their last journalled status."""
+    for job in _journal_jobs(run_dir):
+        typer.echo(_job_line(job, job["status"]))
+
+
+@jobs_app.command("status")
+@hardware_errors
+def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
+    """Like list, but asks the service about jobs that are not finished in the journal."""
+    from qbo.execution import runtime
+    from qbo.execution.jobs import PENDING
+    from qbo.experiments.config import load_config
+
+    jobs = _journal_jobs(run_dir)
+    kind = load_config(run_dir / "config.toml").target.partition(":")[0]
+    connection = runtime.connect(kind) if any(j["status"] in PENDING for j in jobs) else None
+    for job in jobs:
+        state = job["status"]
+        if state in PENDING and connection is not None:
+            state = f"{state} in journal; service: {_service_status(connection, job['job_id'])}"
+        typer.echo(_job_line(job, state))
+
+
+def _service_status(connection: Any, job_id: str) -> str:
+    try:
+        raw = connection.job(job_id).status()
+    except LookupError:
+        return "lost (a local job ends with its process; resume runs it again)"
+    except Exception as exc:
+        return f"unknown ({type(exc).__name__})"
+    return str(getattr(raw, "name", raw))
+
+
+def _journal_jobs(run_dir: Path) -> list[dict[str, Any]]:
+    from qbo.execution.jobs import JobJournal
+
+    _check_run_dir(run_dir)
+    jobs = JobJournal.in_run_dir(run_dir).jobs()
+    if not jobs:
+        typer.echo(f"no jobs journalled in {run_dir}")
+    return jobs
+
+
+def _job_line(job: dict[str, Any], state: str) -> str:
+    size = f"{job.get('circuits', '?')}x{job.get('shots', '?')} shots"
+    return (f"{job['job_id']}  {job.get('backend', '?')}  {job.get('mode', '?'):7s}  {size:16s}  "
+            f"attempt {job.get('attempt', '?')}  {job.get('time', '?')}  {job['fingerprint'][:12]}  {state}")
+
+
+def _check_run_dir(run_dir: Path) -> None:
+    if not (run_dir / "config.toml").is_file():
+        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
+
+
+# ------------------------------------------------------------------ backends
+
+
+@hardware_errors
+def backends(
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
+) -> None:
+    """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
+    from qbo.calibration import list_snapshots
+    from qbo.execution.runtime import fake_backend_names
+
+    typer.echo("exact")
+    typer.echo("aer")
+    for name in list_snapshots():
+        typer.echo(f"aer:{name}")
+    for name in fake_backend_names():
+        typer.echo(f"fake:{name}")
+    for line in _ibm_lines(timeout):
+        typer.echo(line)
+
+
+def _ibm_lines(timeout: float) -> list[str]:
+    """``ibm:NAME`` lines, or one line saying why none is reachable (never hangs)."""
+    from qbo.execution import runtime
+
+    if not runtime.credentials_available():
+        return [f"# ibm: none reachable (no credentials: {runtime.CREDENTIALS_HELP})"]
+    found: dict[str, Any] = {}
+
+    def discover() -> None:
+        try:
+            found["names"] = runtime.connect("ibm").backends()
+        except Exception as exc:  # type name only: the message may quote credentials
+            found["error"] = type(exc).__name__
+
+    worker = threading.Thread(target=discover, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        return [f"# ibm: none reachable (no answer within {timeout:g} s)"]
+    if "error" in found:
+        return [f"# ibm: none reachable ({found['error']})"]
+    return [f"ibm:{name}" for name in found["names"]] or ["# ibm: no operational backends on this account"]
+
+
+# ------------------------------------------------------------------ calibrations pull
+
+
+@hardware_errors
+def pull(
+    backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: calibrations/<backend>.json).")] = None,
+) -> None:
+    """Save a calibration snapshot of a live backend into calibrations/."""
+    from qbo.calibration import calibrations_dir, save_snapshot, snapshot_from_backend
+    from qbo.execution import runtime
+
+    kind, name = parse_device(backend)
+    device = runtime.connect(kind).backend(name)
+    snapshot = snapshot_from_backend(device, source=f"{kind}:{name}")
+    path = save_snapshot(snapshot, out or calibrations_dir() / f"{snapshot.name}.json")
+    typer.echo(f"wrote {path}")
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _fresh_folder() -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = Path("runs") / f"submit-{stamp}"
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = Path("runs") / f"submit-{stamp}-{n}"
+    return folder
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _where(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb is not None else "?"

@@ -1,0 +1,191 @@
+"""Calibration-aware depth: how much contrast of Q^k A survives a device, and k_max.
+
+Model (per transpiled circuit, laid out on the snapshot's qubits). Every gate g on the
+causal cone of the measured qubit (the gates that can influence it; for Q^k A that is
+essentially all of them, the multi-qubit generalisation of the critical path) shrinks the
+Bloch / Pauli components by a depolarising factor
+
+    lambda_g = min(1 - r_g D / (D - 1), prod_q (e^{-d_g/T1_q} + 2 e^{-d_g/T2_q}) / 3),
+
+r_g the reported average gate error, D = 2^n, d_g the gate duration: the first term is
+the depolarising channel with that average infidelity (Nielsen 2002, F_avg = (D F_pro +
+1) / (D + 1)), the second the orientation-averaged T1/T2 decay during the gate (the PTM of
+amplitude + phase damping is diag(1, e^{-t/T2}, e^{-t/T2}, e^{-t/T1})). Taking the smaller
+mirrors Aer's device model, which composes thermal relaxation with just enough
+depolarisation to reach r_g, and uses thermal relaxation alone when it already exceeds
+r_g. With ``idle=True`` every qubit of the cone also decays over its idle time on the
+critical path (duration = longest path through the circuit with gate durations); hardware
+does this, Aer's gate-only noise model does not. The contrast is c_k = prod lambda.
+
+Then, with the confusion p01 = P(1|0), p10 = P(0|1), g = 1 - p01 - p10 of the measured
+qubit, a global depolarising approximation gives
+
+    P_noisy(k) = p01 + g (c_k P_ideal(k) + (1 - c_k) / 2)
+
+(the register relaxes towards the maximally mixed state, whose objective marginal is 1/2;
+T1 alone would pull towards 0 instead, the main modelling error), and, linear in P_ideal,
+|P_noisy - P_ideal| <= p_bias(k) = max(p01, p10) + g (1 - c_k) / 2 (attained at
+P_ideal in {0, 1}); p_bias grows with k as c_k falls.
+
+Bias on the amplitude. IAE inverts p_k = (1 - cos(K theta)) / 2, K = 4k + 2, inside a known
+half period, so a probability error of p_bias moves theta by at most acos(1 - 2 p_bias) / K
+and the amplitude a = sin^2 theta by at most ``bias_bound(k)``, computed here as the exact
+supremum over theta of |a(theta') - a(theta)| for p' = p +- p_bias. It is p_bias at k = 0
+and is *diluted* by 1/K at larger k: deeper rounds are less sensitive to a given
+probability error, while their contrast (and so their information per shot, ~ c_k^2)
+falls. ``choose_k_max`` keeps the largest k <= the depth eps needs (K <= pi / (2 eps)) whose
+bias_bound is <= fraction * eps, and returns None if no k qualifies (then eps cannot be
+reached honestly on this device and the estimate must say so).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from qiskit import QuantumCircuit
+
+from qbo.calibration import Snapshot
+from qbo.grover import power_circuit
+from qbo.oracles.base import Oracle
+
+_SKIP = ("barrier", "measure", "delay")
+
+
+@dataclass(frozen=True)
+class DepthRow:
+    """Prediction for one Grover power k on one device (times in seconds)."""
+
+    k: int
+    depth: int
+    duration_s: float
+    two_qubit_gates: int
+    contrast: float
+    p_bias: float
+    bias_bound: float
+
+
+@dataclass(frozen=True)
+class CircuitNoise:
+    """What ``circuit_noise`` reads off one transpiled circuit."""
+
+    contrast: float
+    duration_s: float
+    two_qubit_gates: int
+    measured_qubit: int
+
+
+def circuit_noise(snapshot: Snapshot, compiled: QuantumCircuit, idle: bool = True) -> CircuitNoise:
+    """Contrast, critical-path duration and two-qubit gates of a transpiled circuit."""
+    gates = {(g.gate, g.qubits): g for g in snapshot.gates}
+    ops = [(i.operation.name, tuple(compiled.find_bit(q).index for q in i.qubits)) for i in compiled.data]
+    measured = [q for name, qs in ops if name == "measure" for q in qs]
+    if len(measured) != 1:
+        raise ValueError(f"expected one measured qubit in '{compiled.name}', got {len(measured)}")
+    cone, kept = {measured[0]}, []
+    for name, qs in reversed(ops):
+        if name in _SKIP or not cone.intersection(qs):
+            continue
+        cone.update(qs)
+        kept.append((name, qs))
+    clock: dict[int, float] = {}
+    busy: dict[int, float] = {}
+    log_c, two_q = 0.0, 0
+    for name, qs in reversed(kept):
+        cal = gates.get((name, qs))
+        duration = (cal.duration or 0.0) if cal else 0.0
+        error = (cal.error or 0.0) if cal else 0.0
+        log_c += math.log(max(_gate_lambda(snapshot, qs, error, duration), 1e-300))
+        start = max(clock.get(q, 0.0) for q in qs)
+        for q in qs:
+            clock[q] = start + duration
+            busy[q] = busy.get(q, 0.0) + duration
+        two_q += len(qs) == 2
+    total = max(clock.values(), default=0.0)
+    if idle:
+        for q in cone:
+            log_c += math.log(max(_thermal_lambda(snapshot, q, total - busy.get(q, 0.0)), 1e-300))
+    return CircuitNoise(math.exp(log_c), total, two_q, measured[0])
+
+
+def _thermal_lambda(snapshot: Snapshot, qubit: int, t: float) -> float:
+    cal = snapshot.qubits[qubit]
+    return (math.exp(-t / cal.t1) + 2.0 * math.exp(-t / cal.t2)) / 3.0
+
+
+def _gate_lambda(snapshot: Snapshot, qubits: tuple[int, ...], error: float, duration: float) -> float:
+    dim = 2 ** len(qubits)
+    depolarizing = 1.0 - error * dim / (dim - 1)
+    thermal = math.prod(_thermal_lambda(snapshot, q, duration) for q in qubits)
+    return max(0.0, min(depolarizing, thermal))
+
+
+def p_bias(contrast: float, p01: float, p10: float) -> float:
+    """max over P_ideal of |P_noisy - P_ideal| under the depolarising + readout model."""
+    gain = 1.0 - p01 - p10
+    return max(p01, p10) + gain * (1.0 - contrast) / 2.0
+
+
+def amplitude_bias(k: int, bias: float, grid: int = 20001) -> float:
+    """sup over theta of |sin^2 theta' - sin^2 theta| when p_k is off by +- ``bias`` and
+    theta' is read back inside the true half period (as IAE does)."""
+    big_k = 4 * k + 2
+    theta = np.linspace(0.0, math.pi / 2, grid)
+    phi = big_k * theta
+    period = np.floor(phi / (2 * math.pi))
+    up = (phi - 2 * math.pi * period) <= math.pi
+    p = (1.0 - np.cos(phi)) / 2.0
+    worst = np.zeros_like(theta)
+    for sign in (-1.0, 1.0):
+        angle = np.arccos(np.clip(1.0 - 2.0 * np.clip(p + sign * bias, 0.0, 1.0), -1.0, 1.0))
+        angle = np.where(up, angle, 2 * math.pi - angle)
+        moved = (2 * math.pi * period + angle) / big_k
+        worst = np.maximum(worst, np.abs(np.sin(moved) ** 2 - np.sin(theta) ** 2))
+    return float(worst.max())
+
+
+def depth_table(
+    snapshot: Snapshot, oracle: Oracle, ks: list[int] | range, idle: bool = True,
+    readout_mitigated: bool = False, executor=None,
+) -> list[DepthRow]:
+    """One DepthRow per k, from the circuits ``AerExecutor(snapshot).compiled`` runs.
+
+    ``readout_mitigated`` drops the readout terms from p_bias (REM corrects them).
+    """
+    from qbo.execution.aer import AerExecutor
+    from qbo.mitigation.readout import snapshot_confusion
+
+    executor = executor or AerExecutor(snapshot)
+    rows = []
+    for k in ks:
+        compiled = executor.compiled(power_circuit(oracle, int(k)))
+        noise = circuit_noise(snapshot, compiled, idle)
+        conf = snapshot_confusion(snapshot, noise.measured_qubit)
+        p01, p10 = (0.0, 0.0) if readout_mitigated else (conf.p01, conf.p10)
+        bias = p_bias(noise.contrast, p01, p10)
+        rows.append(DepthRow(
+            k=int(k), depth=compiled.depth(lambda i: i.operation.name != "barrier"),
+            duration_s=noise.duration_s, two_qubit_gates=noise.two_qubit_gates,
+            contrast=noise.contrast, p_bias=bias, bias_bound=amplitude_bias(int(k), bias),
+        ))
+    return rows
+
+
+def needed_k(epsilon_unit: float) -> int:
+    """The largest k IAE can use for eps: K = 4k + 2 <= pi / (2 eps)."""
+    if not epsilon_unit > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon_unit}")
+    return max(0, int((math.pi / (2 * epsilon_unit) - 2) // 4))
+
+
+def choose_k_max(
+    snapshot: Snapshot, oracle: Oracle, epsilon_unit: float, fraction: float = 0.5,
+    idle: bool = True, readout_mitigated: bool = False,
+) -> int | None:
+    """Largest k <= needed_k(eps) with bias_bound(k) <= fraction * eps; None if none."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    rows = depth_table(snapshot, oracle, range(needed_k(epsilon_unit) + 1), idle, readout_mitigated)
+    ok = [r.k for r in rows if r.bias_bound <= fraction * epsilon_unit]
+    return max(ok) if ok else None

@@ -1,0 +1,221 @@
+"""Fault injection for the hardware path (tests): transient errors, timeouts, failed jobs, crashes.
+
+:class:`FaultyConnection` wraps any connection (``qbo.execution.runtime``) and counts the
+calls to its Sampler's ``run`` (request numbers 0, 1, 2, ..., every attempt counted):
+
+* ``transient``: that call raises a 503 ``RequestsApiError`` before anything is submitted;
+* ``timeout``: the first wait on that call's job raises ``RuntimeJobTimeoutError``;
+* ``failed``: the first wait on that call's job raises ``RuntimeJobFailureError``;
+* ``crash``: the process dies while waiting on that call's job, i.e. after the job was
+  submitted and journalled: :class:`SimulatedCrash` (a ``BaseException``, which no
+  ``except Exception`` stops) or, with ``hard=True``, ``os._exit(CRASH_EXIT)``.
+
+:class:`ExactConnection` stands in for IBM Quantum without a network: a small fake
+backend, a Sampler whose results are computed by :class:`~qbo.execution.ExactExecutor`
+(seeded by the request's seed, so identical requests give identical counts), and a job
+store (in memory, or a folder that outlives the process) from which ``job(job_id)``
+re-attaches, as ``QiskitRuntimeService.job`` does. Everything in ``RuntimeExecutor`` runs
+against it; only the qiskit-ibm-runtime call itself is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+CRASH_EXIT = 75
+
+
+class SimulatedCrash(BaseException):
+    """The process 'dies' here (not an Exception, so nothing on the way catches it)."""
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    transient: frozenset[int] = field(default_factory=frozenset)
+    timeout: frozenset[int] = field(default_factory=frozenset)
+    failed: frozenset[int] = field(default_factory=frozenset)
+    crash: int | None = None
+    hard: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("transient", "timeout", "failed"):
+            object.__setattr__(self, name, frozenset(getattr(self, name)))
+
+
+class FaultyConnection:
+    """A connection whose Sampler and waits fail as ``plan`` says."""
+
+    def __init__(self, inner: Any, plan: FaultPlan) -> None:
+        self.inner = inner
+        self.plan = plan
+        self.calls = 0  # calls to sampler.run, failed ones included
+        self.simulated = inner.simulated
+
+    def backend(self, name: str) -> Any:
+        return self.inner.backend(name)
+
+    def job(self, job_id: str) -> Any:
+        return self.inner.job(job_id)
+
+    def mode(self, kind: str, backend: Any) -> Any:
+        return self.inner.mode(kind, backend)
+
+    def sampler(self, mode: Any) -> Any:
+        return _FaultySampler(self.inner.sampler(mode), self)
+
+    def backends(self) -> list[str]:
+        return self.inner.backends()
+
+    def result(self, job: Any, timeout: float | None) -> Any:
+        if isinstance(job, _FaultyJob):
+            job.before_wait(self.plan)
+            job = job.inner
+        return self.inner.result(job, timeout)
+
+
+class _FaultySampler:
+    def __init__(self, inner: Any, connection: FaultyConnection) -> None:
+        self.inner = inner
+        self.connection = connection
+
+    @property
+    def options(self) -> Any:
+        return self.inner.options
+
+    def run(self, pubs: Any, **kwargs: Any) -> Any:
+        from qiskit_ibm_runtime.api.exceptions import RequestsApiError
+
+        number = self.connection.calls
+        self.connection.calls += 1
+        if number in self.connection.plan.transient:
+            raise RequestsApiError("injected transient failure", status_code=503)
+        return _FaultyJob(self.inner.run(pubs, **kwargs), number)
+
+
+class _FaultyJob:
+    def __init__(self, inner: Any, number: int) -> None:
+        self.inner = inner
+        self.number = number
+        self._fired: set[str] = set()
+
+    def job_id(self) -> str:
+        return self.inner.job_id()
+
+    def status(self) -> Any:
+        return self.inner.status()
+
+    def before_wait(self, plan: FaultPlan) -> None:
+        from qiskit_ibm_runtime.exceptions import RuntimeJobFailureError, RuntimeJobTimeoutError
+
+        if self.number == plan.crash:
+            if plan.hard:
+                os._exit(CRASH_EXIT)
+            raise SimulatedCrash(f"injected crash while waiting on request {self.number}")
+        for name, exc in (("timeout", RuntimeJobTimeoutError), ("failed", RuntimeJobFailureError)):
+            if self.number in getattr(plan, name) and name not in self._fired:
+                self._fired.add(name)
+                raise exc(f"injected {name}")
+
+
+# ------------------------------------------------------------------ an offline stand-in for IBM
+
+
+class ExactConnection:
+    """IBM Quantum without a network: exact results on a small fake backend, re-attachable jobs.
+
+    Args:
+        backends: the backend names this 'account' can use (others: one-line ValueError).
+        store: a folder for the job store (re-attach across processes); None keeps it in memory.
+        device: the fake_provider class whose target the circuits are transpiled for.
+    """
+
+    simulated = True  # results are seeded by the request's seed
+
+    def __init__(self, backends: Sequence[str] = ("ibm_test",), store: str | os.PathLike | None = None,
+                 device: str = "FakeManilaV2") -> None:
+        self.names = tuple(backends)
+        self.store = Path(store) if store is not None else None
+        self.device = device
+        self.submitted: list[str] = []  # job ids, in order
+        self._jobs: dict[str, list[dict[str, Any]]] = {}
+
+    def backend(self, name: str) -> Any:
+        from qiskit_ibm_runtime import fake_provider
+
+        if name not in self.names:
+            raise ValueError(f"unknown IBM backend '{name}' or not available to this account")
+        return getattr(fake_provider, self.device)()
+
+    def job(self, job_id: str) -> Any:
+        if job_id in self._jobs:
+            return _ExactJob(job_id, self._jobs[job_id])
+        path = self.store / f"{job_id}.json" if self.store is not None else None
+        if path is None or not path.exists():
+            raise LookupError(f"no job {job_id}")
+        return _ExactJob(job_id, json.loads(path.read_text()))
+
+    def mode(self, kind: str, backend: Any) -> Any:
+        return SimpleNamespace(kind=kind, backend=backend, close=lambda: None)
+
+    def sampler(self, mode: Any) -> Any:
+        return _ExactSampler(self)
+
+    def result(self, job: Any, timeout: float | None) -> Any:
+        return job.result()
+
+    def backends(self) -> list[str]:
+        return list(self.names)
+
+    def keep(self, job_id: str, items: list[dict[str, Any]]) -> None:
+        self.submitted.append(job_id)
+        self._jobs[job_id] = items
+        if self.store is not None:
+            self.store.mkdir(parents=True, exist_ok=True)
+            (self.store / f"{job_id}.json").write_text(json.dumps(items))
+
+
+class _ExactSampler:
+    def __init__(self, connection: ExactConnection) -> None:
+        self.connection = connection
+        self.options = SimpleNamespace(simulator=SimpleNamespace(seed_simulator=None))
+
+    def run(self, pubs: Any, **kwargs: Any) -> "_ExactJob":
+        from qbo.execution.exact import ExactExecutor
+
+        executor = ExactExecutor(self.options.simulator.seed_simulator)
+        items = []
+        for circuit, _, shots in pubs:
+            bare = circuit.copy()
+            bare.metadata = {}  # the transpiled circuit is simulated as it is, not as a power
+            (counts,) = executor.run([bare], [shots])
+            items.append({"register": circuit.cregs[0].name, "bits": circuit.num_clbits, "counts": counts})
+        job_id = str(uuid.uuid4())
+        self.connection.keep(job_id, items)
+        return _ExactJob(job_id, items)
+
+
+class _ExactJob:
+    def __init__(self, job_id: str, items: list[dict[str, Any]]) -> None:
+        self._id = job_id
+        self._items = items
+
+    def job_id(self) -> str:
+        return self._id
+
+    def status(self) -> str:
+        return "DONE"
+
+    def result(self, timeout: float | None = None) -> Any:
+        from qiskit.primitives import BitArray, DataBin, PrimitiveResult, SamplerPubResult
+
+        return PrimitiveResult([
+            SamplerPubResult(DataBin(**{item["register"]: BitArray.from_counts(item["counts"], item["bits"])}))
+            for item in self._items
+        ])

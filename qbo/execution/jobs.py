@@ -1,0 +1,316 @@
+"""Hardware jobs: the identity of a request, the run folder's job journal, and retry rules.
+
+Hardware time is scarce and paid for, so a crashed run must never lose or re-submit a job
+(issue 4, item 4). Every request that goes to a device is named by a *fingerprint*: a
+SHA-256 over the target, the transpiled circuits (gate by gate: name, parameters, physical
+qubits, clbits), the shots and the request's seed. Before the executor waits on a job it
+appends a ``submitted`` line to ``RUN_DIR/jobs.jsonl``; when the job completes it appends a
+``done`` line holding the counts. A resumed run that asks for a request whose fingerprint
+is journalled reuses the counts, or re-attaches to the pending job; it never submits the
+same circuits twice.
+
+Journal lines (one JSON object each, one ``write`` on an ``O_APPEND`` descriptor, then
+``fsync``) share the keys ``event``, ``time``, ``fingerprint``, ``job_id``, ``backend``:
+
+* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt`` (1, 2, ... per fingerprint);
+* ``timeout``: a wait of ``timeout_s`` seconds ran out; the job is still pending;
+* ``done``: also ``counts`` (one dict per circuit);
+* ``failed``: the job ended in error (``error`` names the exception type, never its text);
+* ``lost``: a local-mode job whose process died: it cannot be re-attached.
+
+A kill can at worst leave a torn last line; readers skip lines that do not parse and the
+writer starts a fresh line after a torn one. Tokens and exception messages never reach
+the journal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from qiskit import QuantumCircuit
+
+JOURNAL_NAME = "jobs.jsonl"
+SETTINGS_NAME = "execution.json"
+MODES = ("job", "batch", "session")
+PENDING = ("submitted", "timeout")
+
+
+# ------------------------------------------------------------------ fingerprints
+
+
+def circuit_text(circuit: QuantumCircuit) -> str:
+    """A canonical text of a circuit: registers and every instruction on physical indices.
+
+    Names and metadata are left out (they do not change what runs), so the text, unlike
+    QPY, is stable across processes and qiskit versions.
+    """
+    regs = ";".join(f"{r.name}[{r.size}]" for r in circuit.cregs)
+    lines = [f"{circuit.num_qubits} {circuit.num_clbits} {regs}"]
+    for inst in circuit.data:
+        op = inst.operation
+        params = ",".join(repr(float(p)) if isinstance(p, (int, float)) else str(p) for p in op.params)
+        qubits = ",".join(str(circuit.find_bit(q).index) for q in inst.qubits)
+        clbits = ",".join(str(circuit.find_bit(c).index) for c in inst.clbits)
+        lines.append(f"{op.name}({params}) q[{qubits}] c[{clbits}]")
+    return "\n".join(lines)
+
+
+def fingerprint(target: str, circuits: Sequence[QuantumCircuit], shots: int, seed: int) -> str:
+    """SHA-256 of one request: target, transpiled circuits, shots and seed."""
+    h = hashlib.sha256()
+    h.update(f"qbo-request/1\n{target}\n{int(shots)}\n{int(seed)}\n".encode())
+    for circuit in circuits:
+        h.update(b"\x00" + circuit_text(circuit).encode())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ journal
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the journal knows about one fingerprint."""
+
+    counts: list[dict[str, int]] | None  # journalled result, if any
+    pending: str | None  # job id of a submission that may still finish
+    attempts: int  # submissions so far
+
+
+class JobJournal:
+    """``RUN_DIR/jobs.jsonl``: append-only, fsync'd, torn-line tolerant."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._checked_tail = False
+        self._index: dict[str, list[dict[str, Any]]] | None = None
+
+    @classmethod
+    def in_run_dir(cls, run_dir: str | os.PathLike) -> "JobJournal":
+        return cls(Path(run_dir) / JOURNAL_NAME)
+
+    def read(self) -> list[dict[str, Any]]:
+        """Every whole line, in order; a torn or garbled line is skipped."""
+        if not self.path.exists():
+            return []
+        out = []
+        for chunk in self.path.read_bytes().split(b"\n"):
+            try:
+                entry = json.loads(chunk)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and "event" in entry:
+                out.append(entry)
+        return out
+
+    def append(self, event: str, **extra: Any) -> dict[str, Any]:
+        """Append one line with a single write, then fsync; returns the entry."""
+        entry = {"event": event, "time": now(), **extra}
+        data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if not self._checked_tail:
+                data = self._after_torn_tail(fd) + data
+                self._checked_tail = True
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.path.parent)
+        self._remember(entry)
+        return entry
+
+    @staticmethod
+    def _after_torn_tail(fd: int) -> bytes:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return b""
+        return b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
+
+    def known(self, fp: str) -> Known:
+        """Journalled counts, a pending job id, and the number of submissions of ``fp``.
+
+        The file is read once; later appends of this object keep the index current (one
+        writer per run folder: the run's own process).
+        """
+        if self._index is None:
+            self._index = {}
+            for entry in self.read():
+                self._remember(entry)
+        entries = self._index.get(fp, [])
+        status: dict[str, str] = {}
+        attempts = 0
+        for entry in entries:
+            if entry["event"] == "done" and entry.get("counts") is not None:
+                return Known(entry["counts"], None, attempts)
+            if entry["event"] == "submitted":
+                attempts += 1
+            status[entry.get("job_id")] = entry["event"]
+        pending = [job for job, event in status.items() if event in PENDING]
+        return Known(None, pending[-1] if pending else None, attempts)
+
+    def _remember(self, entry: dict[str, Any]) -> None:
+        if self._index is not None and entry.get("fingerprint"):
+            self._index.setdefault(entry["fingerprint"], []).append(entry)
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """One summary per submitted job: its submission line plus its latest status."""
+        jobs: dict[str, dict[str, Any]] = {}
+        for entry in self.read():
+            job_id = entry.get("job_id")
+            if entry["event"] == "submitted":
+                jobs[job_id] = {k: v for k, v in entry.items() if k != "event"} | {"status": "submitted"}
+            elif job_id in jobs:
+                jobs[job_id]["status"] = entry["event"]
+                jobs[job_id]["updated"] = entry["time"]
+        return list(jobs.values())
+
+
+def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
+    """Fingerprints submitted again while an earlier submission was not failed or lost."""
+    last: dict[str, str] = {}  # job id -> latest event
+    by_fp: dict[str, list[str]] = {}
+    bad = []
+    for entry in entries:
+        fp, job = entry.get("fingerprint"), entry.get("job_id")
+        if entry["event"] == "submitted":
+            if any(last[j] not in ("failed", "lost") for j in by_fp.get(fp, [])):
+                bad.append(fp)
+            by_fp.setdefault(fp, []).append(job)
+        last[job] = entry["event"]
+    return bad
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------ settings
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries with exponential backoff and a timeout per wait.
+
+    A failed submission or status query that ``is_transient`` is retried after
+    ``base_delay * factor**(n-1)`` seconds (at most ``max_delay``); a wait that times out is
+    retried on the *same* job; a job that ends in error is re-submitted. After
+    ``max_attempts`` failures in a row the request fails, and a job that is still pending
+    stays journalled for ``qbo jobs resume``.
+    """
+
+    max_attempts: int = 5
+    timeout_s: float | None = 3600.0
+    base_delay: float = 2.0
+    factor: float = 2.0
+    max_delay: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.max_attempts, int) and self.max_attempts >= 1):
+            raise ValueError(f"max_attempts must be an integer >= 1, got {self.max_attempts!r}")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ValueError(f"job timeout must be > 0 seconds, got {self.timeout_s!r}")
+        if self.base_delay < 0 or self.factor < 1 or self.max_delay < 0:
+            raise ValueError(f"bad backoff ({self.base_delay}, {self.factor}, {self.max_delay})")
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait after the ``failures``-th failure in a row (1, 2, ...)."""
+        return min(self.max_delay, self.base_delay * self.factor ** max(failures - 1, 0))
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown execution mode '{mode}', expected one of {', '.join(MODES)}")
+    return mode
+
+
+def write_settings(run_dir: str | os.PathLike, mode: str, retry: RetryPolicy | None = None) -> Path:
+    """Record how a run folder talks to its device (mode and retry policy) for resume."""
+    retry = retry or RetryPolicy()
+    data = {"mode": check_mode(mode)} | asdict(retry)
+    path = Path(run_dir) / SETTINGS_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(data, indent=1) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_settings(run_dir: str | os.PathLike) -> tuple[str, RetryPolicy]:
+    """(mode, retry policy) of a run folder; ``job`` mode and defaults when none was written."""
+    path = Path(run_dir) / SETTINGS_NAME
+    if not path.exists():
+        return "job", RetryPolicy()
+    try:
+        data = json.loads(path.read_text())
+        known = {f.name for f in fields(RetryPolicy)}
+        return check_mode(data["mode"]), RetryPolicy(**{k: v for k, v in data.items() if k in known})
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"'{path}' is not a valid execution settings file") from None
+
+
+# ------------------------------------------------------------------ which errors are transient
+
+
+def transient_kind(exc: BaseException) -> str | None:
+    """``wait`` (retry the wait on the same job), ``failed`` (the job ended in error:
+    re-submit), ``network`` (retry the call) or None (not transient: give up).
+
+    * timeouts of a wait: qiskit's ``JobTimeoutError`` (incl. ``RuntimeJobTimeoutError``)
+      and ``TimeoutError`` -> ``wait``;
+    * ``RuntimeJobFailureError`` (the job reached ERROR, e.g. a device fault) -> ``failed``,
+      but not ``RuntimeJobMaxTimeoutError`` (the job exceeds its maximum run time:
+      re-running it fails again);
+    * connection errors, ``requests`` timeouts and API errors with status 429 or 5xx
+      (incl. 503, planned maintenance) -> ``network``.
+
+    Authentication, input, cancelled-job and unknown-job errors are not transient.
+    """
+    from qiskit.providers import JobTimeoutError
+
+    if isinstance(exc, (JobTimeoutError, TimeoutError)):
+        return "wait"
+    try:
+        from qiskit_ibm_runtime.api.exceptions import RequestsApiError
+        from qiskit_ibm_runtime.exceptions import RuntimeJobFailureError
+        import requests
+    except ImportError:  # pragma: no cover - qiskit-ibm-runtime is a dependency
+        return "network" if isinstance(exc, ConnectionError) else None
+    if isinstance(exc, RuntimeJobFailureError):
+        return "failed"
+    if isinstance(exc, (ConnectionError, requests.ConnectionError, requests.Timeout)):
+        return "network"
+    if isinstance(exc, RequestsApiError):
+        code = getattr(exc, "status_code", -1)
+        return "network" if code == 429 or 500 <= code < 600 or code == -1 else None
+    return None

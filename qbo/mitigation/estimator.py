@@ -1,0 +1,256 @@
+"""Mitigated estimates of one round's probability p_k, with honest intervals.
+
+Protocol (what ``IterativeAmplitudeEstimation`` uses per round): a
+:class:`ProbabilityEstimator` is bound to an executor and an oracle; the bound
+:class:`RoundEstimator` runs every circuit a round needs and returns an interval for the
+*ideal* p_k = sin^2((2k + 1) theta) plus every circuit it ran (``Round(k, shots, ones,
+scale)``), so oracle calls are counted exactly. ``plug_in`` predicts the interval a round
+would report if every circuit read its expected count; IAE's alpha-spending schedule sizes
+its shots with it (``qbo.qmc.iae``, module docstring).
+
+Intervals, each at level 1 - alpha for the quantity named:
+- none: Clopper-Pearson for the noisy p_k (no mitigation, no claim about noise bias).
+- rem: Clopper-Pearson [q_l, q_h] for the observed q mapped through the exact affine
+  inverse of the known confusion matrix (``qbo.mitigation.readout``): covers the
+  readout-free p_k.
+- zne (+rem), Richardson / linear: the estimate Z = sum_j c_j r(q_hat_j), r the readout
+  correction (identity without rem, slope 1/g with it) and q_hat_j the mean of n_j
+  independent shots at scale s_j. Z is a sum of independent terms, shot i of scale j
+  contributing c_j x_i / (g n_j) with x_i in {0, 1}, a range of |c_j| / (g n_j). Hoeffding's
+  inequality (Hoeffding 1963, Thm. 2) gives P(|Z - E Z| >= t) <= 2 exp(-2 t^2 / sum_j
+  c_j^2 / (g^2 n_j)), so half-width t = sqrt(ln(2 / alpha) sum_j c_j^2 / (2 g^2 n_j)).
+  It covers E Z = the extrapolation of the noisy expectations, NOT the ideal p_k: the
+  model bias of the extrapolation (noise that is not a polynomial in the scale) is not
+  covered; ``bench/noise.py`` and ``tests/test_mitigation.py`` measure the coverage.
+- zne, exponential: per-scale Clopper-Pearson at alpha / m (union bound) and the range of
+  the extrapolation over the corners of that box (exact if the fit is monotone in each
+  value, which holds while all values sit on one side of 1/2; heuristic otherwise).
+
+Shots: a round's ``shots`` N are split over scales as n_j ~ |c_j| / sqrt(s_j), the split
+minimising the variance sum_j c_j^2 / n_j at the oracle cost sum_j n_j s_j (2k + 1)
+(Lagrange: c_j^2 / n_j^2 = mu s_j).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+from qbo.calibration import Snapshot
+from qbo.execution.base import Executor, ones
+from qbo.mitigation.extrapolation import check_factory, coefficients, extrapolate
+from qbo.mitigation.folding import check_scale, folded_power_circuit
+from qbo.mitigation.readout import Confusion, measured_qubit, snapshot_confusion
+from qbo.oracles.base import Oracle
+from qbo.qmc.confidence import clopper_pearson
+from qbo.qmc.result import Round
+
+NAMES = ("none", "rem", "zne", "zne+rem")
+DEFAULT_SCALES = (1, 3)
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """Interval [p_low, p_high] and point value for the ideal p_k, and the circuits run."""
+
+    p_low: float
+    p_high: float
+    value: float
+    rounds: tuple[Round, ...]
+
+
+class RoundEstimator(Protocol):
+    """A probability estimator bound to one executor and one oracle."""
+
+    def estimate(self, k: int, shots: int, alpha: float) -> RoundResult: ...
+
+    def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]: ...
+
+
+class ProbabilityEstimator(Protocol):
+    """What IAE needs from a mitigation: a name and a binding to (executor, oracle)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def bind(self, executor: Executor, oracle: Oracle) -> RoundEstimator: ...
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    """Readout-error mitigation and / or zero-noise extrapolation of each IAE round.
+
+    Args:
+        readout: correct readout errors (needs ``confusion`` or ``snapshot``).
+        scales: odd global-folding scales; (1,) means no ZNE.
+        extrapolation: 'richardson', 'linear' or 'exp' (Mitiq factories).
+        confusion: a known confusion of the measured qubit (e.g. measured on the device);
+            overrides ``snapshot``.
+        snapshot: calibration whose laid-out objective qubit gives the confusion.
+    """
+
+    readout: bool = False
+    scales: tuple[int, ...] = (1,)
+    extrapolation: str = "richardson"
+    confusion: Confusion | None = None
+    snapshot: Snapshot | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scales", tuple(self.scales))
+        for s in self.scales:
+            check_scale(s)
+        if self.zne:
+            check_factory(self.extrapolation, self.scales)
+        elif self.scales != (1,):
+            raise ValueError(f"without extrapolation the scales must be (1,), got {self.scales}")
+        if self.readout and self.confusion is None and self.snapshot is None:
+            raise ValueError("readout mitigation needs a confusion or a calibration snapshot, got neither")
+
+    @property
+    def zne(self) -> bool:
+        return len(self.scales) > 1
+
+    @property
+    def name(self) -> str:
+        parts = (["zne"] if self.zne else []) + (["rem"] if self.readout else [])
+        return "+".join(parts) or "none"
+
+    def bind(self, executor: Executor, oracle: Oracle) -> "BoundMitigation":
+        return BoundMitigation(self, executor, oracle)
+
+    def estimate(self, executor: Executor, oracle: Oracle, k: int, shots: int, alpha: float) -> RoundResult:
+        """One round without a kept binding (convenience; IAE binds once per estimate)."""
+        return self.bind(executor, oracle).estimate(k, shots, alpha)
+
+
+def make_mitigation(
+    name: str, snapshot: Snapshot | None = None, scales: tuple[int, ...] = DEFAULT_SCALES,
+    extrapolation: str = "richardson", confusion: Confusion | None = None,
+) -> Mitigation | None:
+    """'none' -> None (plain IAE), 'rem', 'zne' or 'zne+rem' -> a Mitigation."""
+    if name not in NAMES:
+        raise ValueError(f"mitigation must be one of {', '.join(NAMES)}, got '{name}'")
+    if name == "none":
+        return None
+    zne = name.startswith("zne")
+    return Mitigation(
+        readout=name.endswith("rem"), scales=tuple(scales) if zne else (1,),
+        extrapolation=extrapolation, confusion=confusion, snapshot=snapshot,
+    )
+
+
+def snapshot_for_target(target: str) -> Snapshot | None:
+    """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
+    from qbo.calibration import export_from_fake, load_snapshot
+
+    kind, _, name = target.partition(":")
+    if kind == "aer" and name:
+        return load_snapshot(name)
+    if kind == "fake" and name:
+        return export_from_fake(name)
+    return None
+
+
+@lru_cache(maxsize=64)
+def _coefficients(extrapolation: str, scales: tuple[int, ...]) -> tuple[float, ...]:
+    if extrapolation == "exp":
+        return tuple(1.0 for _ in scales)  # only used for the shot split
+    return tuple(coefficients(extrapolation, scales))
+
+
+class BoundMitigation:
+    """A :class:`Mitigation` bound to one executor and one oracle (a RoundEstimator)."""
+
+    def __init__(self, config: Mitigation, executor: Executor, oracle: Oracle) -> None:
+        self.config, self.executor, self.oracle = config, executor, oracle
+        self.confusion = _confusion(config, executor, oracle) if config.readout else None
+        self.gain = self.confusion.gain if self.confusion else 1.0
+        self.coef = np.array(_coefficients(config.extrapolation, config.scales))
+        weights = np.abs(self.coef) / np.sqrt(np.array(config.scales, dtype=float))
+        self.weights = weights / weights.sum()
+        # executors that transpile (Aer, Runtime) cache folded circuits under their own key;
+        # the exact executor reads that key as a plain Grover power, so it gets none
+        self._cache_key = hasattr(executor, "compiled")
+
+    def shots_per_scale(self, shots: int) -> list[int]:
+        return [max(1, round(shots * w)) for w in self.weights]
+
+    def estimate(self, k: int, shots: int, alpha: float) -> RoundResult:
+        cfg = self.config
+        per_scale = self.shots_per_scale(shots)
+        circuits = [folded_power_circuit(self.oracle, k, s, self._cache_key) for s in cfg.scales]
+        counts = self.executor.run(circuits, per_scale)
+        rounds = tuple(
+            Round(k=k, shots=n, ones=ones(c), scale=s) for s, n, c in zip(cfg.scales, per_scale, counts)
+        )
+        low, high, value = self._interval([r.ones for r in rounds], per_scale, alpha)
+        return RoundResult(low, high, value, rounds)
+
+    def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
+        """The interval if every scale read round(n_j q) ones, q the observed P(1) for p."""
+        per_scale = self.shots_per_scale(shots)
+        q = float(self.confusion.observe(p)) if self.confusion else p
+        low, high, _ = self._interval([round(n * q) for n in per_scale], per_scale, alpha)
+        return low, high
+
+    # --- the maths --------------------------------------------------------------------
+    def _correct(self, q: float | np.ndarray) -> float | np.ndarray:
+        return self.confusion.correct(q) if self.confusion else np.asarray(q, dtype=float)
+
+    def _interval(self, ones_: list[int], shots: list[int], alpha: float) -> tuple[float, float, float]:
+        cfg = self.config
+        q_hat = np.array(ones_, dtype=float) / np.array(shots, dtype=float)
+        if not cfg.zne:
+            q_low, q_high = clopper_pearson(ones_[0], shots[0], alpha)
+            low, high = self._correct(q_low), self._correct(q_high)
+            return _clip(low, high, float(self._correct(q_hat[0])))
+        values = self._correct(q_hat)
+        if cfg.extrapolation == "exp":
+            return self._exp_interval(ones_, shots, alpha, values)
+        value = float(np.dot(self.coef, values))
+        half = math.sqrt(math.log(2.0 / alpha) * float(np.sum(self.coef**2 / np.array(shots))) / 2.0) / self.gain
+        return _clip(value - half, value + half, value)
+
+    def _exp_interval(self, ones_: list[int], shots: list[int], alpha: float, values: np.ndarray) -> tuple[float, float, float]:
+        scales = self.config.scales
+        boxes = [clopper_pearson(o, n, alpha / len(scales)) for o, n in zip(ones_, shots)]
+        corners = []
+        for corner in itertools.product(*boxes):
+            corners.append(_safe_exp(scales, self._correct(np.array(corner))))
+        value = _safe_exp(scales, values)
+        if not all(math.isfinite(c) for c in corners + [value]):
+            return 0.0, 1.0, min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
+        return _clip(min(corners), max(corners), value)
+
+
+def _safe_exp(scales: tuple[int, ...], values: np.ndarray) -> float:
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = extrapolate("exp", scales, [float(v) for v in values])
+    except Exception:  # Mitiq's fit fails when values straddle the asymptote
+        return float("nan")
+    return out if math.isfinite(out) else float("nan")
+
+
+def _clip(low: float, high: float, value: float) -> tuple[float, float, float]:
+    low, high = float(min(max(low, 0.0), 1.0)), float(min(max(high, 0.0), 1.0))
+    return min(low, high), max(low, high), float(value)
+
+
+def _confusion(config: Mitigation, executor: Executor, oracle: Oracle) -> Confusion:
+    if config.confusion is not None:
+        return config.confusion
+    compiled = getattr(executor, "compiled", None)
+    if compiled is None:
+        raise ValueError(f"readout mitigation on target '{executor.target}' needs an explicit confusion")
+    from qbo.grover import power_circuit
+
+    return snapshot_confusion(config.snapshot, measured_qubit(compiled(power_circuit(oracle, 0))))  # type: ignore[arg-type]
