@@ -63,7 +63,7 @@ def export(
     """Write Q^k A of an oracle (with its measurement) as OpenQASM 3."""
     from qiskit import qasm3
 
-    from qbo.experiments.files import write_text_atomic
+    from qbo.files import write_text_atomic
     from qbo.grover import power_circuit
     from qbo.oracles import parse_oracle
 

@@ -24,8 +24,8 @@ ACCOUNTING_HELP = (
 @one_line_errors
 def run(
     config: Annotated[Optional[Path], typer.Argument(help="Experiment TOML (see qbo.experiments.config).")] = None,
-    problem: Annotated[Optional[str], typer.Option(help="synthetic-bernoulli | synthetic-gaussian | automl-svm | linear")] = None,
-    algorithms: Annotated[Optional[str], typer.Option(help="Comma-separated: q-gp-ucb,gp-ucb,q-linucb,linucb")] = None,
+    problem: Annotated[Optional[str], typer.Option(help="synthetic-bernoulli | synthetic-gaussian | automl-svm | linear | berkenkamp-* | michalewicz-* | tv-synthetic")] = None,
+    algorithms: Annotated[Optional[str], typer.Option(help="Comma-separated: q-gp-ucb, gp-ucb, q-linucb, linucb; for tv-synthetic also ctv, ctv-fixed, ctv-simple, tv-gp-ucb, q-ctv-gp-ucb")] = None,
     budget: Annotated[Optional[int], typer.Option(help="Budget T in oracle calls.")] = None,
     trials: Annotated[Optional[int], typer.Option(help="Independent trials.")] = None,
     target: Annotated[Optional[str], typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND")] = None,
@@ -59,6 +59,7 @@ def run(
         )
         if lengthscale is not None:
             cfg = cfg.with_lengthscale(lengthscale)
+        cfg = _time_varying_budget(cfg, budget is None and config is None)
         folder = out or _fresh_folder()
         with _progress(cfg) as report:
             records = run_experiment(cfg, folder, report)
@@ -80,8 +81,24 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> 
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
     records = [json.loads(line) for line in stages.read_text().splitlines() if line]
-    plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
+    cfg = load_config(run_dir / "config.toml")
+    from qbo.timevarying.runner import is_tv_problem, plot_tv_regret
+
+    if is_tv_problem(cfg.problem):
+        per_round = not any(a.startswith("q-") for a in cfg.algorithms)
+        plot_tv_regret(records, cfg, run_dir / "regret.png", per_round=per_round)
+    else:
+        plot_regret(records, cfg, run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
+
+
+def _time_varying_budget(cfg, budget_unset: bool):
+    """A tv-* problem's budget counts rounds; its default is the seed's horizon, not 10,000."""
+    from qbo.timevarying.runner import DEFAULT_ROUNDS, is_tv_problem
+
+    if budget_unset and is_tv_problem(cfg.problem) and not any(a.startswith("q-") for a in cfg.algorithms):
+        return cfg.with_overrides(budget=DEFAULT_ROUNDS)
+    return cfg
 
 
 def _fresh_folder() -> Path:

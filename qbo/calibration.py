@@ -33,11 +33,11 @@ import json
 import math
 import os
 import re
-import tempfile
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from qbo.files import write_text_atomic
 from typing import Any, Iterable, Mapping
 
 __all__ = [
@@ -547,89 +547,7 @@ def export_from_fake(name: str) -> Snapshot:
             f"BackendV2 class name such as FakeBrisbane, FakeSherbrooke, FakeTorino, FakeFez "
             f"({len(classes)} available)"
         )
-    backend = cls()
-    target = backend.target
-    try:
-        props = backend.properties()
-    except Exception:  # pragma: no cover - fake backends always have properties
-        props = None
-
-    stamp = getattr(props, "last_update_date", None) if props is not None else None
-    if isinstance(stamp, datetime):
-        timestamp = stamp.isoformat()
-    elif isinstance(stamp, str) and stamp:
-        timestamp = stamp
-    else:
-        timestamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-    n = target.num_qubits
-    notes: list[str] = []
-    measure = target["measure"] if "measure" in target.operation_names else {}
-    qubits = []
-    for i in range(n):
-        qp = target.qubit_properties[i] if target.qubit_properties else None
-        t1 = getattr(qp, "t1", None)
-        t2 = getattr(qp, "t2", None)
-        mp = measure.get((i,)) if measure else None
-        extra: dict = {}
-        if props is not None:
-            qprops = props.qubit_property(i)
-            for key in ("prob_meas0_prep1", "prob_meas1_prep0"):
-                if key in qprops:
-                    extra[key] = float(qprops[key][0])
-            if t1 is None and "T1" in qprops:
-                t1 = float(qprops["T1"][0])
-            if t2 is None and "T2" in qprops:
-                t2 = float(qprops["T2"][0])
-        if t1 is not None and t2 is not None and t1 > 0 and t2 > 0:
-            t2, note = _clip_t2(i, t1, t2)
-            if note:
-                notes.append(note)
-        qubits.append(
-            {
-                "qubit": i,
-                "t1": t1,
-                "t2": t2,
-                "readout_error": getattr(mp, "error", None),
-                "prob_meas0_prep1": extra.get("prob_meas0_prep1"),
-                "prob_meas1_prep0": extra.get("prob_meas1_prep0"),
-                "readout_length": getattr(mp, "duration", None),
-            }
-        )
-
-    gates = []
-    for op in sorted(target.operation_names):
-        if op in _SKIP_OPS:
-            continue
-        for qargs, ip in sorted((target[op] or {}).items(), key=lambda kv: kv[0] or ()):
-            if qargs is None or ip is None:
-                continue
-            gates.append(
-                {"gate": op, "qubits": list(qargs), "error": ip.error, "duration": ip.duration}
-            )
-
-    try:
-        basis = list(backend.configuration().basis_gates)
-    except Exception:  # pragma: no cover
-        basis = [g for g in target.operation_names if g not in _SKIP_OPS + _NON_GATE_OPS]
-    edges = sorted(
-        {tuple(g["qubits"]) for g in gates if len(g["qubits"]) == 2 and g["gate"] not in _NON_GATE_OPS}
-    )
-    raw = {
-        "schema": SCHEMA,
-        "name": backend.name,
-        "source": f"qiskit_ibm_runtime.fake_provider.{cls.__name__}",
-        "timestamp": timestamp,
-        "processor": _processor_family(backend),
-        "num_qubits": n,
-        "dt": target.dt,
-        "basis_gates": basis,
-        "coupling_map": [list(e) for e in edges],
-        "qubits": qubits,
-        "gates": gates,
-        "notes": notes,
-    }
-    return Snapshot.from_json(raw, label=f"export of {cls.__name__}")
+    return snapshot_from_backend(cls(), source=f"qiskit_ibm_runtime.fake_provider.{cls.__name__}")
 
 
 def snapshot_from_backend(backend, source: str) -> Snapshot:
@@ -638,7 +556,7 @@ def snapshot_from_backend(backend, source: str) -> Snapshot:
     Reads the backend's ``target`` (gate errors and durations, readout errors, T1/T2) and,
     when it has them, ``properties()`` (asymmetric readout errors, calibration time) and
     ``configuration().basis_gates``. ``source`` records where it came from, e.g.
-    ``ibm:ibm_torino``. Same construction as :func:`export_from_fake`, which is unchanged.
+    ``ibm:ibm_torino``; :func:`export_from_fake` uses it for the fake backends.
     """
     target = backend.target
     try:
@@ -780,35 +698,10 @@ def _dumps(d: dict) -> str:
 
 
 def save_snapshot(snapshot: Snapshot, path: str | os.PathLike) -> Path:
-    """Atomically write ``snapshot`` as JSON to ``path`` (temp file in the same
-    directory, fsync, ``os.replace``). Returns the path written."""
+    """Atomically write ``snapshot`` as JSON to ``path`` (``qbo.files.write_text_atomic``).
+    Returns the path written."""
     path = Path(path).expanduser()
     data = snapshot.to_json()
     Snapshot.from_json(data, label=path.name)  # never write an invalid file
-    text = _dumps(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:  # persist the rename itself (best effort; not supported everywhere)
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    write_text_atomic(path, _dumps(data))
     return path

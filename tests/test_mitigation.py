@@ -159,3 +159,57 @@ def test_interval_coverage_on_a_device_model(name):
         out = est.estimate(bernoulli(float(a)), executor)
         covered += out.ci_low <= a <= out.ci_high
     assert covered >= 18, (name, covered)
+
+
+def _bench_noise():
+    """bench/noise.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "noise.py"
+    spec = importlib.util.spec_from_file_location("bench_noise", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("qubits", [2, 3])
+def test_bench_entangled_oracle_encodes_the_amplitude_exactly(qubits):
+    """The bias-dominated bench oracle: P(objective = 1) = a exactly, window (0, 1) (so the
+    amplitude is the reward), and its Grover steps run two-qubit gates on the device."""
+    from qiskit.quantum_info import Statevector
+
+    from qbo.grover import power_circuit
+
+    bench = _bench_noise()
+    for a in (0.0, 0.03, 0.37, 0.5, 0.91, 1.0):
+        oracle = bench.make_oracle("entangled", a, qubits)
+        assert (oracle.low, oracle.high, oracle.num_qubits, oracle.objective) == (0.0, 1.0, qubits, 0)
+        assert oracle.amplitude == a
+        assert abs(float(Statevector(oracle.circuit).probabilities([0])[1]) - a) < 1e-12
+    assert bench.make_oracle("entangled", 0.3, qubits).key != bench.make_oracle("entangled", 0.31, qubits).key
+    compiled = AerExecutor(load_snapshot("fake_torino"), seed=0).compiled(
+        power_circuit(bench.make_oracle("entangled", 0.3, qubits), 1))
+    assert sum(n for name, n in compiled.count_ops().items() if name in ("cz", "ecr", "cx")) >= 4
+    with pytest.raises(ValueError, match="oracle must be one of"):
+        bench.make_oracle("ghz", 0.3)
+
+
+def test_rem_reads_the_confusion_of_the_qubit_every_folded_circuit_measures():
+    """With a 3-qubit entangled oracle the router may move the objective off its initial
+    physical qubit; REM must use the confusion of the qubit actually measured, in every
+    folded circuit of every round (not of layout[objective])."""
+    from qbo.mitigation.readout import measured_qubit, snapshot_confusion
+
+    bench = _bench_noise()
+    for name in ("fake_fez", "fake_brisbane"):
+        snapshot = load_snapshot(name)
+        executor = AerExecutor(snapshot, seed=0)
+        oracle = bench.make_oracle("entangled", 0.4, 3)
+        bound = make_mitigation("zne+rem", snapshot, scales=(1, 3, 5)).bind(executor, oracle)
+        measured = {
+            measured_qubit(executor.compiled(folded_power_circuit(oracle, k, s)))
+            for k in (0, 1, 4) for s in (1, 3, 5)
+        }
+        assert len(measured) == 1
+        assert bound.confusion == snapshot_confusion(snapshot, measured.pop())

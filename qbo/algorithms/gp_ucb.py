@@ -46,6 +46,41 @@ def resolve_alpha(delta: float, budget: int | None, m_bar: int | None, model: An
     return m_bar, delta / (2.0 * m_bar)
 
 
+class _SurrogatePolicy(PolicyBase):
+    """What GP-UCB and Q-GP-UCB share: the surrogate of the next round and its read-outs.
+
+    ``surrogate`` (``qbo.algorithms.models.build_surrogate``) picks the model of each round:
+    one fixed length scale, a schedule (A-GP-UCB), an MLE refit or LB-GP-UCB's balancing.
+    """
+
+    surrogate: Any
+
+    @property
+    def model(self):
+        """The model of the next round (the one ``ask`` uses), chosen by ``surrogate``."""
+        return self.surrogate.select(self.t + 1)
+
+    @property
+    def lengthscale(self) -> float:
+        """Length scale of the next round's model."""
+        return self.surrogate.lengthscale(self.t + 1)
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """(posterior mean, posterior variance) at every arm: Dai et al. Eq. (3) for weighted
+        observations, Srinivas et al. Eqs. (1)-(2) when every weight is 1."""
+        return self.model.posterior()
+
+    def recommend(self) -> int:
+        """Arm with the highest posterior mean (lowest index on ties)."""
+        return argmax_lowest(self.posterior()[0])
+
+    @property
+    def information_gain(self) -> float:
+        """(Weighted) information gain 1/2 log det(I + K~/lambda) so far (Dai et al. Sec. 5.1,
+        Srinivas et al. Eq. (3))."""
+        return self.model.information_gain
+
+
 @dataclass(frozen=True)
 class QGPUCBConfig(GPModelConfig):
     """Configuration of ``q-gp-ucb`` (Dai et al. Alg. 1).
@@ -89,7 +124,7 @@ class QGPUCBConfig(GPModelConfig):
         return 1.0 + 2.0 / self.budget if self.budget is not None else 1.0
 
 
-class QGPUCB(PolicyBase):
+class QGPUCB(_SurrogatePolicy):
     """Q-GP-UCB, Dai et al. 2023 Alg. 1; one ``ask`` / ``tell`` pair per stage s.
 
     ``ask`` (lines 2-3, 6): ``x_s = argmax mu~_{s-1} + beta_s sigma~_{s-1}`` (lowest index on
@@ -115,16 +150,6 @@ class QGPUCB(PolicyBase):
             self.config.noise_case)
         self._raw_eps = math.inf
 
-    @property
-    def model(self):
-        """The model of the next stage (the one ``ask`` uses), chosen by ``surrogate``."""
-        return self.surrogate.select(self.t + 1)
-
-    @property
-    def lengthscale(self) -> float:
-        """Length scale of the next stage's model."""
-        return self.surrogate.lengthscale(self.t + 1)
-
     def beta(self, s: int) -> float:
         """UCB multiplier beta_s of stage ``s`` (1-based), Dai et al. Alg. 1 line 2."""
         b, cfg = self.config.beta, self.config
@@ -134,19 +159,6 @@ class QGPUCB(PolicyBase):
             g = self.model.information_gain
             return cfg.B + math.sqrt(2.0 * (g + 1.0 + math.log(2.0 / cfg.delta)))
         return float(b)
-
-    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mu~_{s-1}, sigma~^2_{s-1})`` at every arm (Eq. 3)."""
-        return self.model.posterior()
-
-    def recommend(self) -> int:
-        """Arm with the highest posterior mean (lowest index on ties)."""
-        return argmax_lowest(self.posterior()[0])
-
-    @property
-    def information_gain(self) -> float:
-        """Weighted information gain gamma~ of the stages so far (Sec. 5.1)."""
-        return self.model.information_gain
 
     @property
     def exhausted(self) -> bool:
@@ -193,7 +205,7 @@ class GPUCBConfig(GPModelConfig):
         check_float("beta_scale", self.beta_scale, low=0.0)
 
 
-class GPUCB(PolicyBase):
+class GPUCB(_SurrogatePolicy):
     """GP-UCB, Srinivas et al. 2010 Alg. 1: one classical sample per ``ask`` (epsilon=None).
 
     ``x_t = argmax mu_{t-1} + beta_t^{1/2} sigma_{t-1}`` (Eq. 6, lowest index on ties), with the
@@ -208,16 +220,6 @@ class GPUCB(PolicyBase):
         self.lam = float(self.config.noise)
         self.surrogate = build_surrogate(self.config, self.arms, self.lam, self.lam, self.config.delta)
 
-    @property
-    def model(self):
-        """The model of the next round (the one ``ask`` uses), chosen by ``surrogate``."""
-        return self.surrogate.select(self.t + 1)
-
-    @property
-    def lengthscale(self) -> float:
-        """Length scale of the next round's model."""
-        return self.surrogate.lengthscale(self.t + 1)
-
     def beta(self, t: int) -> float:
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
         b, cfg = self.config.beta, self.config
@@ -227,19 +229,6 @@ class GPUCB(PolicyBase):
         if b == "practical":
             return 1.0 + math.log(t)
         return float(b)
-
-    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mu_{t-1}, sigma^2_{t-1})`` at every arm (Srinivas Eqs. 1-2)."""
-        return self.model.posterior()
-
-    def recommend(self) -> int:
-        """Arm with the highest posterior mean (lowest index on ties)."""
-        return argmax_lowest(self.posterior()[0])
-
-    @property
-    def information_gain(self) -> float:
-        """``I(y_t; f) = 1/2 log det(I + K/noise)`` of the samples so far (Srinivas Eq. 3)."""
-        return self.model.information_gain
 
     def _select(self) -> Query:
         mean, var = self.model.posterior()

@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
@@ -36,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
+
+from qbo.files import append_line, read_lines, write_text_atomic
 
 JOURNAL_NAME = "jobs.jsonl"
 SETTINGS_NAME = "execution.json"
@@ -93,7 +94,6 @@ class JobJournal:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
-        self._checked_tail = False
         self._index: dict[str, list[dict[str, Any]]] | None = None
 
     @classmethod
@@ -102,44 +102,14 @@ class JobJournal:
 
     def read(self) -> list[dict[str, Any]]:
         """Every whole line, in order; a torn or garbled line is skipped."""
-        if not self.path.exists():
-            return []
-        out = []
-        for chunk in self.path.read_bytes().split(b"\n"):
-            try:
-                entry = json.loads(chunk)
-            except ValueError:
-                continue
-            if isinstance(entry, dict) and "event" in entry:
-                out.append(entry)
-        return out
+        return [entry for entry in read_lines(self.path) if "event" in entry]
 
     def append(self, event: str, **extra: Any) -> dict[str, Any]:
         """Append one line with a single write, then fsync; returns the entry."""
         entry = {"event": event, "time": now(), **extra}
-        data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        created = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if not self._checked_tail:
-                data = self._after_torn_tail(fd) + data
-                self._checked_tail = True
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            _fsync_dir(self.path.parent)
+        append_line(self.path, entry, fsync=True)
         self._remember(entry)
         return entry
-
-    @staticmethod
-    def _after_torn_tail(fd: int) -> bytes:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return b""
-        return b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
 
     def known(self, fp: str) -> Known:
         """Journalled counts, a pending job id, and the number of submissions of ``fp``.
@@ -195,19 +165,6 @@ def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
     return bad
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 # ------------------------------------------------------------------ settings
 
 
@@ -251,19 +208,7 @@ def write_settings(run_dir: str | os.PathLike, mode: str, retry: RetryPolicy | N
     """Record how a run folder talks to its device (mode and retry policy) for resume."""
     retry = retry or RetryPolicy()
     data = {"mode": check_mode(mode)} | asdict(retry)
-    path = Path(run_dir) / SETTINGS_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps(data, indent=1) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(Path(run_dir) / SETTINGS_NAME, json.dumps(data, indent=1) + "\n")
 
 
 def read_settings(run_dir: str | os.PathLike) -> tuple[str, RetryPolicy]:

@@ -1,17 +1,18 @@
 """Per-unit stage journals: append-only JSON Lines that survive a kill at any instant.
 
-Each stage appends one line with a single ``write`` on an ``O_APPEND`` descriptor. A kill can
-at worst leave a torn last line; ``read`` drops it, so the journal always holds whole
-stages. Each line also carries the executor's random state after the stage, so a resumed
-unit continues with exactly the random numbers an uninterrupted run would have drawn.
+Each stage appends one line (``qbo.files.append_line``). A kill can at worst leave a torn
+last line, which ``read`` skips, so the journal always yields whole stages. Each line also
+carries the executor's random state after the stage, so a resumed unit continues with
+exactly the random numbers an uninterrupted run would have drawn.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from qbo.files import append_line, read_lines
 
 DONE = {"done": True}
 
@@ -23,31 +24,13 @@ class UnitJournal:
         self.path = Path(path)
 
     def read(self) -> tuple[list[dict[str, Any]], bool]:
-        """(stage lines, done); a torn trailing line is dropped and truncated away."""
-        if not self.path.exists():
-            return [], False
-        raw = self.path.read_bytes()
-        lines, done, good = [], False, 0
-        for chunk in raw.split(b"\n")[:-1]:  # the part after the last newline is torn
-            entry = json.loads(chunk)
-            good += len(chunk) + 1
-            if entry == DONE:
-                done = True
-            else:
-                lines.append(entry)
-        if good != len(raw):
-            with open(self.path, "r+b") as handle:
-                handle.truncate(good)
-        return lines, done
+        """(stage lines, done)."""
+        lines = read_lines(self.path)
+        done = DONE in lines
+        return [line for line in lines if line != DONE], done
 
     def append(self, entry: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        append_line(self.path, entry)
 
     def finish(self) -> None:
         self.append(DONE)

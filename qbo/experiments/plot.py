@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.files import write_bytes_atomic
+from qbo.files import write_bytes_atomic
 
 
 def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:

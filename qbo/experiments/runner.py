@@ -30,7 +30,7 @@ from qbo.execution import make_executor
 from qbo.execution.base import Executor
 from qbo.experiments.config import ExperimentConfig, load_config
 from qbo.experiments.defaults import policy_options
-from qbo.experiments.files import write_text_atomic
+from qbo.files import write_text_atomic
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
@@ -68,8 +68,15 @@ def run_experiment(
     """Run (or finish) every unit, then write stages.jsonl, summary.csv and regret.png.
 
     If ``out_dir`` already holds a config.toml it must equal ``config`` (that is a resume).
+    Time-varying problems (``tv-*``) go to ``qbo.timevarying.runner.run_tv_experiment``.
     """
     out = Path(out_dir)
+    from qbo.timevarying.runner import is_tv_problem, run_tv_experiment  # builds on this module
+
+    if is_tv_problem(config.problem):
+        if (out / "config.toml").exists():
+            raise ValueError(f"time-varying runs cannot be resumed yet; start afresh instead of '{out}'")
+        return run_tv_experiment(config, out, on_progress)
     _claim(out, config)
     # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
     executor = make_executor(config.target, seed=config.seed, run_dir=out)

@@ -9,7 +9,7 @@ from collections import defaultdict
 from typing import Any
 
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.files import write_text_atomic
+from qbo.files import write_text_atomic
 
 COLUMNS = ("algorithm", "trials", "final_regret_mean", "final_regret_stderr", "calls_mean", "stages_mean", "accounting")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from qbo.lengthscale.problems import berkenkamp, michalewicz
 from qbo.problems.automl import automl_svm
 from qbo.problems.base import Problem
 from qbo.problems.linear import linear
@@ -22,14 +21,23 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
     "automl-svm": (automl_svm, ("std", "seed", "qubits")),
     "linear": (linear, ("dim", "num_arms", "seed", "noise", "std", "qubits", "layout")),
     "berkenkamp-gaussian": (
-        lambda **o: berkenkamp(noise="gaussian", **o), ("std", "num_arms", "seed", "qubits")),
-    "berkenkamp-bernoulli": (lambda **o: berkenkamp(noise="bernoulli", **o), ("num_arms", "seed")),
+        lambda **o: _lengthscale_problem("berkenkamp", "gaussian", o), ("std", "num_arms", "seed", "qubits")),
+    "berkenkamp-bernoulli": (
+        lambda **o: _lengthscale_problem("berkenkamp", "bernoulli", o), ("num_arms", "seed")),
     "michalewicz-gaussian": (
-        lambda **o: michalewicz(noise="gaussian", **o), ("std", "num_arms", "dim", "seed", "qubits")),
-    "michalewicz-bernoulli": (lambda **o: michalewicz(noise="bernoulli", **o), ("num_arms", "dim", "seed")),
+        lambda **o: _lengthscale_problem("michalewicz", "gaussian", o), ("std", "num_arms", "dim", "seed", "qubits")),
+    "michalewicz-bernoulli": (
+        lambda **o: _lengthscale_problem("michalewicz", "bernoulli", o), ("num_arms", "dim", "seed")),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
+
+
+def _lengthscale_problem(kind: str, noise: str, options: dict[str, Any]) -> Problem:
+    """The length-scale benchmarks of Ziomek et al. (imported here: they build on Problem)."""
+    from qbo.lengthscale import problems
+
+    return getattr(problems, kind)(noise=noise, **options)
 
 
 def make_problem(name: str, **options: Any) -> Problem:

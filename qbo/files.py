@@ -1,0 +1,91 @@
+"""Crash-safe files: atomic replacement and append-only JSON Lines.
+
+- ``write_bytes_atomic``: write a temporary file in the same folder, fsync it, rename it
+  over the target and fsync the folder; readers see the old file or the new one, never half.
+- ``append_line``: one JSON object per line, written with a single ``write`` on an
+  ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
+  the next append starts a fresh line after it and ``read_lines`` skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Replace ``path`` with ``data`` atomically (permissions as for a new file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_folder(path.parent)
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode())
+
+
+def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = False) -> None:
+    """Append ``entry`` as one JSON line; with ``fsync``, it is on disk when this returns."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: start afresh
+            data = b"\n" + data
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if fsync and created:
+        fsync_folder(path.parent)
+
+
+def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every whole JSON-object line of ``path``, in order; torn or garbled lines are skipped."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    for chunk in path.read_bytes().split(b"\n"):
+        try:
+            entry = json.loads(chunk)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def fsync_folder(folder: Path) -> None:
+    """Persist a rename or a new file's directory entry (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
