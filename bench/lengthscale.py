@@ -94,18 +94,21 @@ class _Logged:
         return getattr(self._p, name)
 
 
-def table(problem: Problem, policy: str, budget: int, reps: int) -> None:
+def table(problem: Problem, policy: str, budget: int, reps: int, only: str = "") -> None:
     """Print one table: a row per length-scale option."""
     right = right_lengthscale(problem)
     options = ["lb", "a-gp-ucb", "mle", "fixed:1.0", f"fixed:{right:.4g}"]
     if right != right:  # unknown: qbo's default 0.2 as a second fixed reference
         right, options[-1] = 0.2, "fixed:0.2"
+    if only:
+        options = [o for o in options if o.split(":")[0] in only.split(",") or o in only.split(",")]
     print(f"\n{problem.name} ({problem.num_arms} arms, d={problem.dim}), {policy}, budget {budget} "
           f"oracle calls, {reps} reps, honest accounting; right lengthscale {right:.4g}")
     print(f"{'lengthscale':>16} {'cum regret':>18} {'best regret':>18} {'stages':>7} {'theta':>8} {'s/unit':>7}")
     for opt in options:
         start = time.perf_counter()
-        rows = [run_unit(problem, policy, opt, budget, seed) for seed in range(reps)]
+        jobs = [(problem, policy, opt, budget, seed) for seed in range(reps)]
+        rows = _map(jobs)
         secs = (time.perf_counter() - start) / reps
         cum, best = np.array([r["cum"] for r in rows]), np.array([r["best"] for r in rows])
         se = lambda a: a.std(ddof=1) / math.sqrt(len(a)) if len(a) > 1 else 0.0
@@ -113,19 +116,40 @@ def table(problem: Problem, policy: str, budget: int, reps: int) -> None:
               f"{np.mean([r['stages'] for r in rows]):7.1f} {np.exp(np.mean(np.log([r['theta'] for r in rows]))):8.4f} {secs:7.2f}")
 
 
+WORKERS = 1
+
+
+def _run_job(job: tuple) -> dict:
+    return run_unit(*job)
+
+
+def _map(jobs: list[tuple]) -> list[dict]:
+    """Run units serially, or in a process pool with --workers > 1 (same results)."""
+    if WORKERS <= 1:
+        return [_run_job(j) for j in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(WORKERS, len(jobs))) as pool:
+        return list(pool.map(_run_job, jobs))
+
+
 def main() -> None:
+    global WORKERS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--budget", type=int, default=150, help="gp-ucb budget (oracle calls = samples)")
     ap.add_argument("--qbudget", type=int, default=30000, help="q-gp-ucb budget (honest oracle calls)")
     ap.add_argument("--problems", default="berkenkamp,michalewicz")
     ap.add_argument("--policies", default="gp-ucb,q-gp-ucb")
+    ap.add_argument("--workers", type=int, default=1, help="processes (units are independent)")
+    ap.add_argument("--options", default="", help="comma-separated subset of length-scale options")
     args = ap.parse_args()
+    WORKERS = args.workers
     builders = {"berkenkamp": lambda: berkenkamp(std=STD), "michalewicz": lambda: michalewicz(std=STD)}
     for name in args.problems.split(","):
         problem = builders[name]()
         for policy in args.policies.split(","):
-            table(problem, policy, args.budget if policy == "gp-ucb" else args.qbudget, args.reps)
+            table(problem, policy, args.budget if policy == "gp-ucb" else args.qbudget, args.reps, args.options)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Then q-gp-ucb vs gp-ucb final regret on synthetic-bernoulli under one device mod
     python bench/noise.py [--amplitudes 50] [--eps 0.01] [--snapshots fake_brisbane,...]
                           [--oracle bernoulli|entangled] [--qubits 2] [--zne-scales 1,3]
                           [--extrapolation richardson] [--mitigations none,rem,zne,zne+rem]
-                          [--bo-budget 2000] [--bo-trials 2] [--skip-bo]
+                          [--bias-pad] [--bo-budget 2000] [--bo-trials 2] [--skip-bo]
 
 Oracles (both encode the amplitude a exactly, window (0, 1), so amplitude = reward):
 - bernoulli: A = RY(2 arcsin sqrt a) on one qubit; a Grover step has no two-qubit gate,
@@ -70,12 +70,12 @@ def make_oracle(kind: str, a: float, qubits: int = 2) -> Oracle:
 
 def study(
     name: str, amplitudes: np.ndarray, eps: float, alpha: float, scales, extrapolation: str, seed: int,
-    oracles: list[Oracle], mitigations=NAMES,
+    oracles: list[Oracle], mitigations=NAMES, bias_pad: bool = False,
 ) -> list[tuple]:
     snapshot = load_snapshot(name)
     rows = []
     for mitigation in mitigations:
-        mit = make_mitigation(mitigation, snapshot, scales=scales, extrapolation=extrapolation)
+        mit = make_mitigation(mitigation, snapshot, scales=scales, extrapolation=extrapolation, bias_pad=bias_pad)
         estimator = IterativeAmplitudeEstimation(eps, alpha, mitigation=mit)
         executor = AerExecutor(snapshot, seed=seed)
         errors, covered, calls, reached, depth = [], [], [], [], 0
@@ -87,7 +87,7 @@ def study(
             calls.append(out.oracle_calls)
             reached.append(out.reached_epsilon)
             depth = max([depth] + [r.k for r in out.rounds])
-        rows.append((mitigation, np.mean(errors), np.mean(covered), np.mean(calls), np.mean(reached),
+        rows.append((mit.name if mit else "none", np.mean(errors), np.mean(covered), np.mean(calls), np.mean(reached),
                      depth, (time.perf_counter() - start) / len(amplitudes)))
     return rows
 
@@ -95,11 +95,11 @@ def study(
 def print_study(name: str, rows: list[tuple], k_max, eps: float) -> None:
     base, base_calls = rows[0][1], rows[0][3]
     print(f"\n{name}  (eps={eps}, predicted k_max={k_max} for bias <= eps/2)")
-    print(f"{'mitigation':10s} {'MAE':>9s} {'vs none':>8s} {'coverage':>9s} {'oracle calls':>13s} "
+    print(f"{'mitigation':14s} {'MAE':>9s} {'vs none':>8s} {'coverage':>9s} {'oracle calls':>13s} "
           f"{'cost-norm':>9s} {'reached':>8s} {'max k':>6s} {'s/est':>6s}")
     for m, mae, cov, calls, reached, depth, sec in rows:
         norm = base / mae / math.sqrt(calls / base_calls)
-        print(f"{m:10s} {mae:9.5f} {base / mae:7.2f}x {cov:9.2%} {calls:13.0f} "
+        print(f"{m:14s} {mae:9.5f} {base / mae:7.2f}x {cov:9.2%} {calls:13.0f} "
               f"{norm:8.2f}x {reached:8.0%} {depth:6d} {sec:6.2f}")
 
 
@@ -135,6 +135,8 @@ def main() -> None:
     parser.add_argument("--extrapolation", default="richardson")
     parser.add_argument("--oracle", choices=ORACLES, default="bernoulli")
     parser.add_argument("--qubits", type=int, default=2, help="width of the entangled oracle")
+    parser.add_argument("--bias-pad", action="store_true",
+                        help="widen every round's interval by the predicted residual noise bias (qbo.mitigation)")
     parser.add_argument("--mitigations", default=",".join(NAMES),
                         help="comma-separated subset of none,rem,zne,zne+rem ('none' first for the ratios)")
     parser.add_argument("--seed", type=int, default=0)
@@ -149,10 +151,10 @@ def main() -> None:
     mitigations = tuple(args.mitigations.split(","))
     width = f" ({args.qubits} qubits)" if args.oracle == "entangled" else ""
     print(f"{args.amplitudes} amplitudes, oracle {args.oracle}{width}, eps={args.eps}, alpha={args.alpha}, "
-          f"zne scales {scales} {args.extrapolation}")
+          f"zne scales {scales} {args.extrapolation}" + (", bias pad" if args.bias_pad else ""))
     for name in args.snapshots.split(","):
         rows = study(name, amplitudes, args.eps, args.alpha, scales, args.extrapolation, args.seed,
-                     oracles, mitigations)
+                     oracles, mitigations, args.bias_pad)
         k_max = choose_k_max(load_snapshot(name), make_oracle(args.oracle, 0.3, args.qubits), args.eps)
         print_study(name, rows, k_max, args.eps)
     if not args.skip_bo:

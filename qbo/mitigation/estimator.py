@@ -26,6 +26,19 @@ Intervals, each at level 1 - alpha for the quantity named:
   the extrapolation over the corners of that box (exact if the fit is monotone in each
   value, which holds while all values sit on one side of 1/2; heuristic otherwise).
 
+Residual-bias pad (``bias_pad=True``, opt-in): every interval above covers an
+expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of the
+noisy values). The pad widens each round's interval by a bound on that bias, predicted
+from the calibration with ``qbo.depth.circuit_noise`` on every transpiled (folded)
+circuit the round runs: contrast c_s at scale s, so under the depolarising model of
+``qbo.depth`` the value read at scale s is 1/2 + c_s (p_k - 1/2) (after REM; before REM
+also p01 + g (.)), the linear extrapolation is 1/2 + c_eff (p_k - 1/2) with
+c_eff = sum_j c_j c_{s_j} (sum_j c_j = 1), and the bias is at most
+|1 - c_eff| / 2, plus max(p01, p10) + (g - 1) |..| without REM (``qbo.depth.p_bias``).
+It only widens intervals (coverage can only rise); it is as good as that model (T1 decay
+pulls towards 0, not 1/2), so coverage is still measured, not assumed. The exponential
+factory is exact under the model and gets no pad (ValueError).
+
 Shots: a round's ``shots`` N are split over scales as n_j ~ |c_j| / sqrt(s_j), the split
 minimising the variance sum_j c_j^2 / n_j at the oracle cost sum_j n_j s_j (2k + 1)
 (Lagrange: c_j^2 / n_j^2 = mu s_j).
@@ -92,6 +105,9 @@ class Mitigation:
         confusion: a known confusion of the measured qubit (e.g. measured on the device);
             overrides ``snapshot``.
         snapshot: calibration whose laid-out objective qubit gives the confusion.
+        bias_pad: widen each round's interval by the residual noise bias that the
+            snapshot's depolarising model predicts (module docstring); needs ``snapshot``
+            and a transpiling executor.
     """
 
     readout: bool = False
@@ -99,6 +115,7 @@ class Mitigation:
     extrapolation: str = "richardson"
     confusion: Confusion | None = None
     snapshot: Snapshot | None = field(default=None, compare=False, repr=False)
+    bias_pad: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scales", tuple(self.scales))
@@ -110,6 +127,10 @@ class Mitigation:
             raise ValueError(f"without extrapolation the scales must be (1,), got {self.scales}")
         if self.readout and self.confusion is None and self.snapshot is None:
             raise ValueError("readout mitigation needs a confusion or a calibration snapshot, got neither")
+        if self.bias_pad and self.snapshot is None:
+            raise ValueError("bias_pad needs a calibration snapshot, got none")
+        if self.bias_pad and self.zne and self.extrapolation == "exp":
+            raise ValueError("bias_pad supports the linear factories only, got extrapolation 'exp'")
 
     @property
     def zne(self) -> bool:
@@ -118,7 +139,7 @@ class Mitigation:
     @property
     def name(self) -> str:
         parts = (["zne"] if self.zne else []) + (["rem"] if self.readout else [])
-        return "+".join(parts) or "none"
+        return "+".join(parts + (["pad"] if self.bias_pad else [])) or "none"
 
     def bind(self, executor: Executor, oracle: Oracle) -> "BoundMitigation":
         return BoundMitigation(self, executor, oracle)
@@ -130,17 +151,20 @@ class Mitigation:
 
 def make_mitigation(
     name: str, snapshot: Snapshot | None = None, scales: tuple[int, ...] = DEFAULT_SCALES,
-    extrapolation: str = "richardson", confusion: Confusion | None = None,
+    extrapolation: str = "richardson", confusion: Confusion | None = None, bias_pad: bool = False,
 ) -> Mitigation | None:
-    """'none' -> None (plain IAE), 'rem', 'zne' or 'zne+rem' -> a Mitigation."""
+    """'none' -> None (plain IAE), 'rem', 'zne' or 'zne+rem' -> a Mitigation.
+
+    With ``bias_pad`` 'none' becomes a Mitigation too (no correction, padded intervals).
+    """
     if name not in NAMES:
         raise ValueError(f"mitigation must be one of {', '.join(NAMES)}, got '{name}'")
-    if name == "none":
+    if name == "none" and not bias_pad:
         return None
     zne = name.startswith("zne")
     return Mitigation(
         readout=name.endswith("rem"), scales=tuple(scales) if zne else (1,),
-        extrapolation=extrapolation, confusion=confusion, snapshot=snapshot,
+        extrapolation=extrapolation, confusion=confusion, snapshot=snapshot, bias_pad=bias_pad,
     )
 
 
@@ -176,6 +200,9 @@ class BoundMitigation:
         # executors that transpile (Aer, Runtime) cache folded circuits under their own key;
         # the exact executor reads that key as a plain Grover power, so it gets none
         self._cache_key = hasattr(executor, "compiled")
+        if config.bias_pad and not self._cache_key:
+            raise ValueError(f"bias_pad on target '{executor.target}' needs a transpiling executor")
+        self._pads: dict[int, float] = {}
 
     def shots_per_scale(self, shots: int) -> list[int]:
         return [max(1, round(shots * w)) for w in self.weights]
@@ -188,21 +215,49 @@ class BoundMitigation:
         rounds = tuple(
             Round(k=k, shots=n, ones=ones(c), scale=s) for s, n, c in zip(cfg.scales, per_scale, counts)
         )
-        low, high, value = self._interval([r.ones for r in rounds], per_scale, alpha)
+        low, high, value = self._interval([r.ones for r in rounds], per_scale, alpha, self.pad(k))
         return RoundResult(low, high, value, rounds)
 
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
         """The interval if every scale read round(n_j q) ones, q the observed P(1) for p."""
         per_scale = self.shots_per_scale(shots)
         q = float(self.confusion.observe(p)) if self.confusion else p
-        low, high, _ = self._interval([round(n * q) for n in per_scale], per_scale, alpha)
+        low, high, _ = self._interval([round(n * q) for n in per_scale], per_scale, alpha, self.pad(k))
         return low, high
+
+    def pad(self, k: int) -> float:
+        """Predicted bound on the residual noise bias of round k's value (0 without bias_pad)."""
+        if not self.config.bias_pad:
+            return 0.0
+        if k not in self._pads:
+            self._pads[k] = self._predicted_bias(k)
+        return self._pads[k]
+
+    def _predicted_bias(self, k: int) -> float:
+        from qbo.depth import circuit_noise
+        from qbo.mitigation.readout import snapshot_confusion
+
+        snapshot = self.config.snapshot
+        compiled = [self.executor.compiled(folded_power_circuit(self.oracle, k, s, True)) for s in self.config.scales]  # type: ignore[attr-defined]
+        noise = [circuit_noise(snapshot, c) for c in compiled]  # type: ignore[arg-type]
+        c_eff = float(np.dot(self.coef, [n.contrast for n in noise]))
+        gate_part = abs(1.0 - c_eff) / 2.0
+        if self.config.readout:
+            return gate_part
+        confusion = snapshot_confusion(snapshot, noise[0].measured_qubit)  # type: ignore[arg-type]
+        return max(confusion.p01, confusion.p10) + confusion.gain * gate_part
 
     # --- the maths --------------------------------------------------------------------
     def _correct(self, q: float | np.ndarray) -> float | np.ndarray:
         return self.confusion.correct(q) if self.confusion else np.asarray(q, dtype=float)
 
-    def _interval(self, ones_: list[int], shots: list[int], alpha: float) -> tuple[float, float, float]:
+    def _interval(self, ones_: list[int], shots: list[int], alpha: float, pad: float = 0.0) -> tuple[float, float, float]:
+        low, high, value = self._sampling_interval(ones_, shots, alpha)
+        if pad > 0.0:
+            low, high, value = _clip(low - pad, high + pad, value)
+        return low, high, value
+
+    def _sampling_interval(self, ones_: list[int], shots: list[int], alpha: float) -> tuple[float, float, float]:
         cfg = self.config
         q_hat = np.array(ones_, dtype=float) / np.array(shots, dtype=float)
         if not cfg.zne:
