@@ -24,6 +24,7 @@ Sections (pick with --section, default all):
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -110,7 +111,9 @@ def run_case(case: Case) -> dict:
     policy = make_policy(case.algorithm, problem.arms, **opts)
     if case.eps_power != 2.0 and policy.quantum:
         policy = _EpsPower(policy, case.eps_power)
-    executor = ExactExecutor(seed=hash((case.trial, case.algorithm)) % 2**32)
+    # a stable seed per (trial, algorithm): Python's str hash is randomised per process
+    digest = hashlib.sha256(f"{case.trial}/{case.algorithm}".encode()).digest()
+    executor = ExactExecutor(seed=int.from_bytes(digest[:8], "little"))
     settings = StageSettings(case.budget, case.estimator, case.accounting, "recommend")
     start = time.perf_counter()
     last = None

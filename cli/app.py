@@ -29,4 +29,23 @@ calibrations_app.command("depth")(calibrations_depth)
 
 
 def main() -> None:
-    app()
+    """Entry point: usage errors, like every other bad input, print one line and exit 2."""
+    import sys
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        message = exc.format_message().strip().splitlines()  # type: ignore[attr-defined]
+        if message:  # empty when the help text itself was the answer (no arguments given)
+            typer.echo(f"error: {message[0]} (see --help)", err=True)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """A bad option or argument (click's UsageError, also as vendored by typer)."""
+    return getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message")

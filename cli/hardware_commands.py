@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
 from qbo.cli.errors import one_line_errors
+from qbo.cli.run_commands import fresh_folder
 
 F = TypeVar("F", bound=Callable)
 
@@ -29,20 +29,15 @@ DISCOVERY_TIMEOUT_S = 20.0
 
 
 def hardware_errors(func: F) -> F:
-    """``one_line_errors`` plus: HardwareError -> exit 1; anything else -> its type name, exit 1."""
+    """``one_line_errors`` plus: anything unexpected -> its type name only, exit 1."""
     inner = one_line_errors(func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from qbo.execution.runtime import HardwareError
-
         try:
             return inner(*args, **kwargs)
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
-        except HardwareError as exc:
-            typer.echo(f"error: {_first_line(exc)}", err=True)
-            raise typer.Exit(code=1) from None
         except Exception as exc:  # never print the message: it may come from the service
             typer.echo(f"error: unexpected {type(exc).__name__} at {_where(exc)}", err=True)
             raise typer.Exit(code=1) from None
@@ -74,13 +69,15 @@ def submit(
     from qbo.execution import runtime
     from qbo.execution.jobs import RetryPolicy, check_mode, write_settings
     from qbo.experiments.config import load_config
+    from qbo.experiments.runner import check_experiment
 
     kind, name = parse_device(backend)
     check_mode(mode)
     retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
     runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
-    folder = out or _fresh_folder()
+    check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
+    folder = out or fresh_folder("submit-")
     write_settings(folder, mode, retry)
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
 
@@ -257,21 +254,6 @@ def pull(
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def _fresh_folder() -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    folder = Path("runs") / f"submit-{stamp}"
-    n = 1
-    while folder.exists():
-        n += 1
-        folder = Path("runs") / f"submit-{stamp}-{n}"
-    return folder
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _where(exc: BaseException) -> str:

@@ -60,7 +60,7 @@ def run(
         if lengthscale is not None:
             cfg = cfg.with_lengthscale(lengthscale)
         cfg = _time_varying_budget(cfg, budget is None and config is None)
-        folder = out or _fresh_folder()
+        folder = out or fresh_folder()
         with _progress(cfg) as report:
             records = run_experiment(cfg, folder, report)
     typer.echo(format_table(summarise(records, cfg)))
@@ -101,8 +101,9 @@ def _time_varying_budget(cfg, budget_unset: bool):
     return cfg
 
 
-def _fresh_folder() -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+def fresh_folder(prefix: str = "") -> Path:
+    """A new folder name under runs/: PREFIX + the time, with -2, -3, ... if taken."""
+    stamp = prefix + datetime.now().strftime("%Y%m%d-%H%M%S")
     folder = Path("runs") / stamp
     n = 1
     while folder.exists():

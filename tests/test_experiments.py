@@ -90,7 +90,8 @@ def test_sigkill_and_resume_from_the_cli(tmp_path):
             break
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    assert proc.wait() == -signal.SIGKILL  # killed mid-run, not finished
+    assert not (out / "stages.jsonl").exists()
     resumed = CliRunner().invoke(app, ["run", "--resume", str(out)])
     assert resumed.exit_code == 0, resumed.output
     assert files(out) == files(tmp_path / "clean")
@@ -141,3 +142,33 @@ def test_stages_jsonl_has_the_documented_fields(tmp_path):
     first = json.loads((tmp_path / "stages.jsonl").read_text().splitlines()[0])
     for key in ("trial", "algorithm", "stage", "arm", "eps", "oracle_calls", "estimate", "cum_calls", "cum_regret"):
         assert key in first
+
+
+@pytest.mark.parametrize("args, fragment", [(["run", "--budget", "abc"], "--budget"), (["estimate", "--nope"], "--nope")])
+def test_usage_errors_are_one_line_with_exit_2(args, fragment):
+    proc = subprocess.run([sys.executable, "-m", "qbo.cli", *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_a_failed_validation_claims_no_folder(tmp_path):
+    result = CliRunner().invoke(app, ["run", "--algorithms", "nonsense", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and not (tmp_path / "r").exists()
+    fixed = CliRunner().invoke(app, ["run", "--algorithms", "q-gp-ucb", "--budget", "200", "--trials", "1", "--out", str(tmp_path / "r")])
+    assert fixed.exit_code == 0, fixed.output
+
+
+def test_service_error_messages_are_withheld(monkeypatch):
+    from qiskit_ibm_runtime.exceptions import IBMInputValueError
+
+    import qbo.execution.targets as targets
+
+    def refuse(*args, **kwargs):
+        raise IBMInputValueError("instance crn:v1:SECRET-TOKEN-123 is not valid")
+
+    monkeypatch.setattr(targets, "make_executor", refuse)
+    monkeypatch.setattr("qbo.execution.make_executor", refuse)
+    result = CliRunner().invoke(app, ["estimate", "--target", "ibm:somewhere"])
+    assert result.exit_code == 2
+    assert "SECRET" not in result.output and "IBMInputValueError" in result.stderr

@@ -163,7 +163,15 @@ def test_quantum_runner_honest_calls_and_drift(tmp_path):
     recs = run_tv_experiment(cfg, tmp_path)
     q = [r for r in recs if r["algorithm"] == "q-ctv-gp-ucb"]
     assert q and all(r["oracle_calls"] <= r["honest_calls"] for r in q)
-    assert q[-1]["cum_calls"] <= 400
+    assert q[-1]["cum_calls"] == 400  # leftover='recommend' charges every call up to T
+    assert all(r["method"] != "exploit" for r in q[:-1])
     assert q[0]["elapsed"] == pytest.approx(0.05 * q[0]["honest_calls"])  # the clock is calls x time
     c = [r for r in recs if r["algorithm"] == "tv-gp-ucb"]
     assert len(c) == 400 and c[-1]["time"] == pytest.approx(400 * 0.05)
+
+
+def test_time_varying_runner_rejects_mitigation(tmp_path):
+    cfg = {"problem": "tv-synthetic", "algorithms": ["q-ctv-gp-ucb"], "budget": 100, "trials": 1,
+           "target": "aer:fake_torino", "mitigation": "zne", "problem_options": {"grid_size": 3}}
+    with pytest.raises(ValueError, match="mitigation 'zne'"):
+        run_tv_experiment(cfg, tmp_path)

@@ -37,12 +37,15 @@ def ones(counts: Counts, clbit: int = 0) -> int:
     return sum(n for bits, n in counts.items() if bits[-1 - clbit] == "1")
 
 
+MAX_SHOTS = 2**53  # far beyond any device; keeps counts exact in float64 and int64
+
+
 def check_shots(circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[int]:
     """Validate the run arguments; return shots as ints."""
     if len(circuits) != len(shots):
         raise ValueError(f"need one shot count per circuit, got {len(shots)} for {len(circuits)} circuits")
     out = [int(s) for s in shots]
-    bad = [s for s in out if s < 1]
+    bad = [s for s in out if not 1 <= s <= MAX_SHOTS]
     if bad:
-        raise ValueError(f"shots must be >= 1, got {bad[0]}")
+        raise ValueError(f"shots must be in [1, 2^53] per circuit, got {bad[0]:.3g}")
     return out

@@ -54,6 +54,8 @@ class ExperimentConfig:
     algorithm_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.algorithms, str) or not all(isinstance(a, str) for a in self.algorithms):
+            raise ValueError(f"algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {self.algorithms!r}")
         object.__setattr__(self, "algorithms", tuple(self.algorithms))
         _check_int("budget", self.budget, 1)
         _check_int("trials", self.trials, 1)

@@ -77,12 +77,10 @@ def run_experiment(
         if (out / "config.toml").exists():
             raise ValueError(f"time-varying runs cannot be resumed yet; start afresh instead of '{out}'")
         return run_tv_experiment(config, out, on_progress)
-    _claim(out, config)
+    settings = check_experiment(config)  # everything that can fail on bad input, before any file
     # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
     executor = make_executor(config.target, seed=config.seed, run_dir=out)
-    settings = StageSettings(
-        config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config)
-    )
+    _claim(out, config)
     records: list[dict[str, Any]] = []
     try:
         for trial in range(config.trials):
@@ -97,6 +95,16 @@ def run_experiment(
             close()
     write_results(out, config, records)
     return records
+
+
+def check_experiment(config: ExperimentConfig) -> StageSettings:
+    """Build trial 0's problem and every policy, and resolve the mitigation: a bad name or
+    option fails here, with a one-line ValueError, before a run folder is claimed."""
+    problem = problem_for_trial(config, 0)
+    for algorithm in config.algorithms:
+        make_policy(algorithm, problem.arms, **policy_options(
+            algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {})))
+    return StageSettings(config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config))
 
 
 def _mitigation(config: ExperimentConfig):

@@ -10,6 +10,11 @@ total exceeds T the loop stops. A stage whose realised cost overruns T is charge
 T: regret is reported at T. With ``leftover="recommend"`` the calls left after the stop are
 charged at the gap of the policy's recommended arm (what a user would then play); with
 ``"stop"`` they are not charged, as in the paper's R_T over the queries actually made.
+
+Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
+the estimator's honest cost model, so such a run stops earlier than the authors' code would
+(their count being lower). It reproduces their accounting of what was spent, not their
+stopping point.
 """
 
 from __future__ import annotations

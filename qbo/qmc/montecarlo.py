@@ -11,7 +11,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from qbo.execution.base import Executor
+from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.result import Estimate
@@ -44,6 +44,8 @@ class MonteCarloEstimator:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
         shots = hoeffding_shots(eps, self.alpha)
+        if shots > MAX_SHOTS:
+            raise ValueError(f"epsilon {self.epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
         rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
         p = rounds[0].ones / shots if shots else 0.5
         return to_estimate(

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from qbo.experiments.accounting import charged_calls
-from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.config import ExperimentConfig
 from qbo.files import write_bytes_atomic, write_text_atomic
 from qbo.experiments.plot import regret_curves
 from qbo.experiments.summary import summarise, write_summary_csv
@@ -133,8 +133,12 @@ def run_classical_trial(problem: TVProblem, policy: TVPolicy, rounds: int, init:
 # ---------------------------------------------------------------- quantum (honest accounting)
 def run_quantum_trial(problem: TVProblem, policy: TVPolicy | QCTVGPUCB, budget: int, seeds: tuple[int, ...],
                       executor: Any, qopts: Mapping[str, Any], estimator: str = "iae",
-                      accounting: str = "honest") -> list[dict[str, Any]]:
-    """Stages until T oracle calls; drift and per-call regret during every stage (module doc)."""
+                      accounting: str = "honest", leftover: str = "recommend") -> list[dict[str, Any]]:
+    """Stages until T oracle calls; drift and per-call regret during every stage (module doc).
+
+    When the line-5 stop rule ends the run early, ``leftover="recommend"`` charges the calls
+    left at the drifting gap of the policy's recommended arm, as qbo.experiments.trial does.
+    """
     world = problem.world(np.random.default_rng(seeds + (0,)))
     records: list[dict[str, Any]] = []
     calls, regret = 0, 0.0
@@ -157,7 +161,20 @@ def run_quantum_trial(problem: TVProblem, policy: TVPolicy | QCTVGPUCB, budget: 
                         "oracle_calls": charged, "honest_calls": honest, "estimate": value,
                         "cum_calls": calls, "cum_regret": regret, "regret": stage_regret / max(charged, 1),
                         "elapsed": elapsed, "time": world.time, "horizon": query.horizon})
+    if leftover == "recommend" and calls < budget:
+        records.append(_exploit(world, policy.recommend(), budget - calls, qopts, calls, regret, len(records)))
     return records
+
+
+def _exploit(world: World, arm: int, left: int, qopts: Mapping[str, Any], calls: int, regret: float,
+             stages: int) -> dict[str, Any]:
+    """The calls left after the stop rule, spent on the recommended arm while f drifts on."""
+    elapsed = left * qopts["sec_per_call"]
+    stage_regret = _charge_stage(world, arm, elapsed, left)
+    return {"stage": stages + 1, "arm": int(arm), "eps": None, "method": "exploit", "oracle_calls": left,
+            "honest_calls": left, "estimate": None, "cum_calls": calls + left,
+            "cum_regret": regret + stage_regret, "regret": stage_regret / left, "elapsed": elapsed,
+            "time": world.time, "horizon": None}
 
 
 def _stage(oracle, query: TVQuery, executor, estimator: str, accounting: str, left: int):
@@ -224,7 +241,8 @@ def _run_unit(cfg: ExperimentConfig, problem: TVProblem, alg: str, seeds: tuple[
                             sec_per_call=qopts["sec_per_call"], overhead=qopts["overhead"], grams=grams)
     digest = hashlib.sha256(f"{seeds}/{alg}".encode()).digest()
     executor = make_executor(cfg.target, seed=int.from_bytes(digest[:8], "little"))
-    return run_quantum_trial(problem, policy, cfg.budget, seeds, executor, qopts, cfg.estimator, cfg.accounting)
+    return run_quantum_trial(problem, policy, cfg.budget, seeds, executor, qopts, cfg.estimator, cfg.accounting,
+                             cfg.leftover)
 
 
 def _validate(cfg: ExperimentConfig) -> None:
@@ -233,16 +251,16 @@ def _validate(cfg: ExperimentConfig) -> None:
     for alg in cfg.algorithms:
         if alg not in TV_POLICIES:
             raise ValueError(f"unknown time-varying policy {alg!r}; expected one of {TV_POLICIES}")
+    if cfg.mitigation != "none":
+        raise ValueError(f"time-varying runs do not support mitigation yet, got mitigation '{cfg.mitigation}'")
     clock = dict(cfg.problem_options).get("clock", "calls")
     if clock not in ("calls", "wall"):
         raise ValueError(f"clock must be one of calls, wall, got {clock!r}")
 
 
 def _claim(out: Path, cfg: ExperimentConfig) -> None:
-    path = out / "config.toml"
-    if path.exists() and load_config(path) != cfg:
-        raise ValueError(f"'{out}' holds a different experiment; use a fresh --out")
-    write_text_atomic(path, cfg.to_toml())
+    """Write config.toml (qbo.experiments.runner refuses a folder that already has one)."""
+    write_text_atomic(out / "config.toml", cfg.to_toml())
 
 
 def write_tv_results(out: Path, cfg: ExperimentConfig, records: list[dict[str, Any]], quantum: bool) -> None:
