@@ -6,7 +6,6 @@ code except the qiskit-ibm-runtime call itself, in milliseconds per job. One tes
 to end through ``executor_sampler.Sampler`` in local mode on FakeBrisbane (~3 s a job).
 """
 
-import inspect
 import json
 import logging
 import os
@@ -17,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from qbo.execution import make_executor, runtime
@@ -54,70 +52,35 @@ def submissions(run_dir):
     return [e for e in JobJournal.in_run_dir(run_dir).read() if e["event"] == "submitted"]
 
 
+def events(run_dir):
+    return [e["event"] for e in JobJournal.in_run_dir(run_dir).read()]
+
+
+def once_per_fingerprint(conn: ExactConnection, run_dir) -> list[str]:
+    """Check the service holds exactly one job per journalled fingerprint; return them."""
+    tags = conn.all_tags()
+    fps = {e["fingerprint"] for e in JobJournal.in_run_dir(run_dir).read()}
+    assert sorted(tags) == sorted(fps), "the service ran a request twice, or one was never tagged"
+    return tags
+
+
 def files(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in FILES}
 
 
-def _runner_wired() -> bool:
-    return "run_dir=" in inspect.getsource(runner.run_experiment)
-
-
-def _app_wired() -> bool:
-    from qbo.cli.app import app
-
-    names = {c.name or c.callback.__name__ for c in app.registered_commands}
-    return {"submit", "backends"} <= names and any(g.name == "jobs" for g in app.registered_groups)
-
-
-def apply_runner_shim(monkeypatch) -> None:
-    """Until the runner passes ``run_dir`` to make_executor, pass it here (test-only shim)."""
-    if _runner_wired():
-        return
-    seen = {}
-    claim, make = runner._claim, runner.make_executor
-
-    def claim_and_remember(out, config):
-        seen["out"] = out
-        return claim(out, config)
-
-    monkeypatch.setattr(runner, "_claim", claim_and_remember)
-    monkeypatch.setattr(runner, "make_executor", lambda target, seed=None, **kw: make(target, seed=seed, **({"run_dir": seen["out"]} | kw)))
-
-
 @pytest.fixture
-def wired(monkeypatch):
-    apply_runner_shim(monkeypatch)
-
-
-@pytest.fixture
-def ibm(monkeypatch, tmp_path, wired):
+def ibm(monkeypatch, tmp_path):
     """``ibm:ibm_test`` served by an ExactConnection whose job store lives in tmp_path/server."""
     conn = ExactConnection(store=tmp_path / "server")
     monkeypatch.setattr(runtime, "connect", lambda kind: conn if kind == "ibm" else LocalConnection())
     return conn
 
 
-def cli_app():
-    """The real app once hardware commands are registered; else the same registration lines."""
+def invoke(*args, **kwargs):
+    """The installed ``qbo`` app, exactly as cli/app.py wires it."""
     from qbo.cli.app import app
 
-    if _app_wired():
-        return app
-    from qbo.cli import hardware_commands as hw
-
-    local = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
-    local.command()(hw.submit)
-    local.command()(hw.backends)
-    local.add_typer(hw.jobs_app, name="jobs")
-    calibrations = typer.Typer()
-    calibrations.command("pull")(hw.pull)
-    calibrations.command("unused")(lambda: None)  # keep 'pull' a subcommand
-    local.add_typer(calibrations, name="calibrations")
-    return local
-
-
-def invoke(*args, **kwargs):
-    return CliRunner().invoke(cli_app(), [str(a) for a in args], **kwargs)
+    return CliRunner().invoke(app, [str(a) for a in args], **kwargs)
 
 
 def one_line_exit(result, code, fragment):
@@ -244,16 +207,18 @@ def test_transient_errors_and_timeouts_are_retried_with_the_same_results(tmp_pat
     assert got == clean
     assert delays == [1, 2, 1, 1]  # two network failures in a row, then one timeout per job
     entries = JobJournal.in_run_dir(tmp_path).read()
-    assert [e["event"] for e in entries] == ["submitted", "timeout", "done", "submitted", "timeout", "done"]
-    assert duplicate_submissions(entries) == [] and faulty.calls == 4
+    assert [e["event"] for e in entries] == [
+        "intent", "intent", "intent", "submitted", "timeout", "done", "intent", "submitted", "timeout", "done",
+    ]  # each 503 came before the job existed, so each retry looked it up by tag (found nothing) first
+    assert duplicate_submissions(entries) == [] and faulty.calls == 4 and faulty.finds == 2
 
 
 def test_a_failed_job_is_resubmitted_and_journalled(tmp_path):
     conn = ExactConnection()
     executor(FaultyConnection(conn, FaultPlan(failed={0})), tmp_path).run(circuits(1), [100])
     entries = JobJournal.in_run_dir(tmp_path).read()
-    assert [e["event"] for e in entries] == ["submitted", "failed", "submitted", "done"]
-    assert entries[1]["error"] == "RuntimeJobFailureError" and entries[2]["attempt"] == 2
+    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "intent", "submitted", "done"]
+    assert entries[2]["error"] == "RuntimeJobFailureError" and entries[4]["attempt"] == 2 == entries[3]["attempt"]
     assert duplicate_submissions(entries) == []  # a re-submission after a failure is not a duplicate
 
 
@@ -266,7 +231,7 @@ def test_giving_up_leaves_the_job_pending_and_resume_reattaches(tmp_path):
     again = executor(conn, tmp_path).run(circuits(2), [100])  # a new process, no faults
     assert conn.submitted == [job]  # re-attached, not re-submitted
     assert again == executor(ExactConnection()).run(circuits(2), [100])
-    assert [e["event"] for e in JobJournal.in_run_dir(tmp_path).read()] == ["submitted", "timeout", "done"]
+    assert events(tmp_path) == ["intent", "submitted", "timeout", "done"]
 
 
 def test_a_non_transient_error_is_one_line_and_not_retried(tmp_path):
@@ -285,40 +250,162 @@ def test_a_non_transient_error_is_one_line_and_not_retried(tmp_path):
     with pytest.raises(HardwareError) as info:
         executor(Refusing(), tmp_path).run(circuits(0), [10])
     assert "IBMNotAuthorizedError" in str(info.value) and TOKEN not in str(info.value)
-    assert "\n" not in str(info.value) and submissions(tmp_path) == []
+    assert "\n" not in str(info.value) and submissions(tmp_path) == [] and events(tmp_path) == ["intent"]
+
+
+# ------------------------------------------------------------------ no double submission
+
+
+def test_crash_after_the_service_accepted_the_job_then_resume_reattaches_by_tag(tmp_path):
+    """The window between the service accepting a job and the ``submitted`` line."""
+    conn = ExactConnection()
+    with pytest.raises(SimulatedCrash):
+        executor(FaultyConnection(conn, FaultPlan(crash_on_submit=0)), tmp_path).run(circuits(2), [100])
+    assert events(tmp_path) == ["intent"] and len(conn.submitted) == 1  # the service has it, the journal not
+    resumed = FaultyConnection(conn, FaultPlan())
+    again = executor(resumed, tmp_path).run(circuits(2), [100])  # a new process
+    assert again == executor(ExactConnection()).run(circuits(2), [100])
+    assert resumed.calls == 0 and resumed.finds == 1 and len(conn.submitted) == 1  # re-attached, not re-submitted
+    entries = JobJournal.in_run_dir(tmp_path).read()
+    assert [e["event"] for e in entries] == ["intent", "submitted", "done"]
+    assert entries[1]["via"] == "tag" and entries[1]["job_id"] == conn.submitted[0] and entries[1]["attempt"] == 1
+    assert duplicate_submissions(entries) == [] and len(once_per_fingerprint(conn, tmp_path)) == 1
+
+
+def test_a_lost_reply_on_submit_is_looked_up_not_resubmitted(tmp_path):
+    """``requests.Timeout`` from the submit call itself, after the job was created server-side."""
+    conn = ExactConnection()
+    faulty = FaultyConnection(conn, FaultPlan(ambiguous={0}))
+    got = executor(faulty, tmp_path).run(circuits(1, 3), [100, 100])
+    assert got == executor(ExactConnection()).run(circuits(1, 3), [100, 100])
+    assert faulty.calls == 1 and faulty.finds == 1 and len(conn.submitted) == 1
+    entries = JobJournal.in_run_dir(tmp_path).read()
+    assert [e["event"] for e in entries] == ["intent", "submitted", "done"] and entries[1]["via"] == "tag"
+    assert duplicate_submissions(entries) == [] and len(once_per_fingerprint(conn, tmp_path)) == 1
+
+
+def test_a_failing_lookup_is_retried_never_skipped(tmp_path):
+    """After a lost reply, a submission waits for a look-up that answered; then the job is found."""
+    from qiskit_ibm_runtime.api.exceptions import RequestsApiError
+
+    class FlakyLookup(ExactConnection):
+        failures = 2
+
+        def find_job(self, tag, backend):
+            if self.failures:
+                self.failures -= 1
+                raise RequestsApiError("injected", status_code=502)
+            return super().find_job(tag, backend)
+
+    conn = FlakyLookup()
+    faulty = FaultyConnection(conn, FaultPlan(ambiguous={0}))
+    executor(faulty, tmp_path).run(circuits(2), [50])
+    assert faulty.calls == 1 and faulty.finds == 3 and len(conn.submitted) == 1
+    assert events(tmp_path) == ["intent", "submitted", "done"]
+
+
+def test_a_job_that_failed_is_not_reattached_by_its_tag(tmp_path):
+    """The tag lookup skips jobs journalled failed: a failed job is re-run, not re-used."""
+    conn = ExactConnection()
+    faulty = FaultyConnection(conn, FaultPlan(failed={0}, ambiguous={1}))
+    executor(faulty, tmp_path).run(circuits(1), [100])
+    entries = JobJournal.in_run_dir(tmp_path).read()
+    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "intent", "submitted", "done"]
+    failed, found = entries[1]["job_id"], entries[4]
+    assert found["via"] == "tag" and found["job_id"] != failed and faulty.calls == 2 and len(conn.submitted) == 2
+    assert duplicate_submissions(entries) == []
+
+
+def test_an_unsure_submission_at_give_up_says_resume_looks_it_up(tmp_path):
+    conn = ExactConnection()
+    retry = RetryPolicy(max_attempts=1, base_delay=0)
+    with pytest.raises(HardwareError, match="may have reached the service.*looks it up by its tag"):
+        executor(FaultyConnection(conn, FaultPlan(ambiguous={0})), tmp_path, retry=retry).run(circuits(1), [100])
+    executor(conn, tmp_path).run(circuits(1), [100])  # resume
+    assert len(conn.submitted) == 1 and events(tmp_path) == ["intent", "submitted", "done"]
+
+
+def test_local_connection_finds_nothing_and_ibm_looks_up_by_tag_and_backend():
+    """Local jobs die with their process (re-running is correct there); the service is asked
+    with QiskitRuntimeService.jobs' own keywords, newest first."""
+    import inspect
+    from types import SimpleNamespace
+
+    from qiskit_ibm_runtime import QiskitRuntimeService
+
+    assert LocalConnection().find_job("f" * 64, object()) is None
+    calls = []
+
+    class Service:
+        def jobs(self, **kwargs):
+            inspect.signature(QiskitRuntimeService.jobs).bind(None, **kwargs)  # real keywords only
+            calls.append(kwargs)
+            return ["newest", "older"] if kwargs["job_tags"] == ["fp1"] else []
+
+    conn = runtime.IBMConnection(Service())
+    backend = SimpleNamespace(name="ibm_test")
+    assert conn.find_job("fp1", backend) == "newest" and conn.find_job("fp2", backend) is None
+    assert calls[0]["backend_name"] == "ibm_test" and calls[0]["descending"] is True and calls[0]["limit"] >= 1
+
+
+def test_the_sampler_tags_each_job_with_its_fingerprint():
+    """The real executor_sampler.Sampler carries the tag in options.environment.job_tags."""
+    ex = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=1)
+    calls = []
+    ex._sampler.run = lambda pubs: calls.append(list(ex._sampler.options.environment.job_tags)) or 1 / 0
+    with pytest.raises(HardwareError):
+        ex.run(circuits(0), [10])
+    import numpy as np
+
+    seed = int(np.random.default_rng(1).integers(2**62))  # the request's seed drawn by run()
+    (compiled,) = [ex.compiled(c) for c in circuits(0)]
+    assert calls == [[fingerprint("fake:FakeManilaV2", [compiled], 10, seed)]]
 
 
 # ------------------------------------------------------------------ crash and resume
 
 
-def test_crash_mid_run_then_resume_gives_identical_results_without_resubmission(tmp_path, ibm):
-    runner.run_experiment(CONFIG, tmp_path / "clean")
-    clean_jobs = len(ibm.submitted)
-    ibm.submitted.clear()
+def clean_run(tmp_path) -> tuple[Path, int]:
+    """CONFIG run without faults on a service of its own (identical requests share a tag, so
+    a shared service would let a resumed run re-attach to this run's jobs)."""
+    conn = ExactConnection()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runtime, "connect", lambda kind: conn)
+        runner.run_experiment(CONFIG, tmp_path / "clean")
+    return tmp_path / "clean", len(conn.submitted)
+
+
+@pytest.mark.parametrize("crash", [{"crash": 15}, {"crash_on_submit": 15}], ids=["waiting", "before-journal"])
+def test_crash_mid_run_then_resume_gives_identical_results_without_resubmission(tmp_path, ibm, crash):
+    clean, clean_jobs = clean_run(tmp_path)
     crashed = tmp_path / "crashed"
     write_settings(crashed, "batch", FAST)
-    plan = FaultPlan(transient={3}, timeout={5}, crash=15)
+    plan = FaultPlan(transient={3}, ambiguous={8}, timeout={5}, **crash)
     faulty = FaultyConnection(ibm, plan)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(runtime, "connect", lambda kind: faulty)
         with pytest.raises(SimulatedCrash):
             runner.run_experiment(CONFIG, crashed)
     assert not (crashed / "stages.jsonl").exists()
-    pending = [e for e in submissions(crashed)][-1]["job_id"]
+    last = ibm.submitted[-1]  # the job the crash interrupted: journalled or not
+    assert (submissions(crashed)[-1]["job_id"] == last) == ("crash" in crash)
     runner.resume_experiment(crashed)
-    assert files(crashed) == files(tmp_path / "clean")
+    assert files(crashed) == files(clean)
     entries = JobJournal.in_run_dir(crashed).read()
     assert duplicate_submissions(entries) == []
     fps = [e["fingerprint"] for e in entries if e["event"] == "submitted"]
     assert len(fps) == len(set(fps)) == clean_jobs  # every request submitted exactly once
     assert len(ibm.submitted) == len(set(ibm.submitted)) == clean_jobs
-    assert any(e["event"] == "done" and e["job_id"] == pending for e in entries)  # re-attached after the crash
+    assert len(once_per_fingerprint(ibm, crashed)) == clean_jobs
+    assert any(e["event"] == "done" and e["job_id"] == last for e in entries)  # re-attached after the crash
     assert {e["mode"] for e in entries if e["event"] == "submitted"} == {"batch"}
 
 
-def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm):
-    """os._exit while waiting on a job: nothing of the process survives except its files."""
-    runner.run_experiment(CONFIG, tmp_path / "clean")
+@pytest.mark.parametrize("crash, journalled", [("crash", 13), ("crash_on_submit", 12)])
+def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journalled):
+    """os._exit while waiting on a job, or right after the service accepted it: nothing of the
+    process survives except its files and the service's jobs."""
+    clean, clean_jobs = clean_run(tmp_path)
     out = tmp_path / "run"
     script = textwrap.dedent(f"""
         import sys
@@ -326,21 +413,21 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm):
         import test_hardware as t
         from qbo.execution import runtime
         from qbo.execution.faults import ExactConnection, FaultPlan, FaultyConnection
-        conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), FaultPlan(crash=12, hard=True))
+        plan = FaultPlan({crash}=12, hard=True)
+        conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), plan)
         runtime.connect = lambda kind: conn
-        t.apply_runner_shim(t.pytest.MonkeyPatch())
         result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r})
         print(result.output)
         sys.exit(result.exit_code)
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == CRASH_EXIT, proc.stdout + proc.stderr
-    before = submissions(out)
-    assert len(before) == 13
+    assert len(submissions(out)) == journalled and events(out).count("intent") == 13
     resumed = invoke("jobs", "resume", out)
     assert resumed.exit_code == 0, resumed.output
-    assert files(out) == files(tmp_path / "clean")
+    assert files(out) == files(clean)
     assert duplicate_submissions(JobJournal.in_run_dir(out).read()) == []
+    assert len(once_per_fingerprint(ibm, out)) == clean_jobs  # the service ran each request once
 
 
 def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
@@ -480,12 +567,23 @@ def test_jobs_on_a_non_run_folder_is_one_line_exit_2(tmp_path):
         one_line_exit(invoke("jobs", command, tmp_path), 2, "not a qbo run folder")
 
 
-# ------------------------------------------------------------------ wiring (fails until the lead adds the lines)
+# ------------------------------------------------------------------ wiring (behaviour, not source text)
 
 
-def test_runner_passes_the_run_folder_to_make_executor():
-    assert _runner_wired(), "qbo/experiments/runner.py: make_executor(config.target, seed=config.seed, run_dir=out)"
+def test_runner_journals_hardware_jobs_in_the_run_folder(tmp_path, ibm):
+    """run_experiment hands its folder to make_executor: jobs.jsonl lands there, and the
+    folder's execution.json (mode) is honoured."""
+    out = tmp_path / "run"
+    write_settings(out, "session", FAST)
+    runner.run_experiment(CONFIG, out)
+    entries = submissions(out)
+    assert entries and {e["mode"] for e in entries} == {"session"}
+    assert sorted(e["job_id"] for e in entries) == sorted(ibm.submitted)
 
 
-def test_app_registers_the_hardware_commands():
-    assert _app_wired(), "cli/app.py: register submit, backends, jobs and calibrations pull"
+def test_app_registers_the_hardware_commands(tmp_path):
+    """Every hardware command answers through the installed app (not 'No such command')."""
+    for args in (["submit", "--help"], ["backends", "--help"], ["jobs", "list", "--help"],
+                 ["jobs", "status", "--help"], ["jobs", "resume", "--help"], ["calibrations", "pull", "--help"]):
+        result = invoke(*args)
+        assert result.exit_code == 0 and "Usage:" in result.stdout, (args, result.output)

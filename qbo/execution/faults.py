@@ -4,24 +4,33 @@
 calls to its Sampler's ``run`` (request numbers 0, 1, 2, ..., every attempt counted):
 
 * ``transient``: that call raises a 503 ``RequestsApiError`` before anything is submitted;
+* ``ambiguous``: the service creates that call's job, then the call raises
+  ``requests.Timeout`` (the reply was lost: the caller cannot know the job exists);
 * ``timeout``: the first wait on that call's job raises ``RuntimeJobTimeoutError``;
 * ``failed``: the first wait on that call's job raises ``RuntimeJobFailureError``;
+* ``crash_on_submit``: the process dies right after the service accepted that call's job,
+  before ``run`` returns (so before the executor journals ``submitted``);
 * ``crash``: the process dies while waiting on that call's job, i.e. after the job was
-  submitted and journalled: :class:`SimulatedCrash` (a ``BaseException``, which no
-  ``except Exception`` stops) or, with ``hard=True``, ``os._exit(CRASH_EXIT)``.
+  submitted and journalled.
+
+A crash is :class:`SimulatedCrash` (a ``BaseException``, which no ``except Exception``
+stops) or, with ``hard=True``, ``os._exit(CRASH_EXIT)``.
 
 :class:`ExactConnection` stands in for IBM Quantum without a network: a small fake
 backend, a Sampler whose results are computed by :class:`~qbo.execution.ExactExecutor`
 (seeded by the request's seed, so identical requests give identical counts), and a job
-store (in memory, or a folder that outlives the process) from which ``job(job_id)``
-re-attaches, as ``QiskitRuntimeService.job`` does. Everything in ``RuntimeExecutor`` runs
-against it; only the qiskit-ibm-runtime call itself is replaced.
+store (in memory, or a folder that outlives the process) that keeps each job's tags
+(``options.environment.job_tags``), from which ``job(job_id)`` re-attaches, as
+``QiskitRuntimeService.job`` does, and ``find_job(tag, backend)`` finds the newest job
+with a tag, as ``QiskitRuntimeService.jobs(job_tags=[tag], ...)`` does. Everything in
+``RuntimeExecutor`` runs against it; only the qiskit-ibm-runtime call itself is replaced.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,16 +45,25 @@ class SimulatedCrash(BaseException):
     """The process 'dies' here (not an Exception, so nothing on the way catches it)."""
 
 
+def die(plan: "FaultPlan", where: str) -> None:
+    """Crash as ``plan`` says: ``os._exit`` when ``hard``, else :class:`SimulatedCrash`."""
+    if plan.hard:
+        os._exit(CRASH_EXIT)
+    raise SimulatedCrash(f"injected crash {where}")
+
+
 @dataclass(frozen=True)
 class FaultPlan:
     transient: frozenset[int] = field(default_factory=frozenset)
+    ambiguous: frozenset[int] = field(default_factory=frozenset)
     timeout: frozenset[int] = field(default_factory=frozenset)
     failed: frozenset[int] = field(default_factory=frozenset)
+    crash_on_submit: int | None = None
     crash: int | None = None
     hard: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("transient", "timeout", "failed"):
+        for name in ("transient", "ambiguous", "timeout", "failed"):
             object.__setattr__(self, name, frozenset(getattr(self, name)))
 
 
@@ -56,6 +74,7 @@ class FaultyConnection:
         self.inner = inner
         self.plan = plan
         self.calls = 0  # calls to sampler.run, failed ones included
+        self.finds = 0  # calls to find_job
         self.simulated = inner.simulated
 
     def backend(self, name: str) -> Any:
@@ -63,6 +82,10 @@ class FaultyConnection:
 
     def job(self, job_id: str) -> Any:
         return self.inner.job(job_id)
+
+    def find_job(self, tag: str, backend: Any) -> Any:
+        self.finds += 1
+        return self.inner.find_job(tag, backend)
 
     def mode(self, kind: str, backend: Any) -> Any:
         return self.inner.mode(kind, backend)
@@ -90,13 +113,20 @@ class _FaultySampler:
         return self.inner.options
 
     def run(self, pubs: Any, **kwargs: Any) -> Any:
+        import requests
         from qiskit_ibm_runtime.api.exceptions import RequestsApiError
 
+        plan = self.connection.plan
         number = self.connection.calls
         self.connection.calls += 1
-        if number in self.connection.plan.transient:
+        if number in plan.transient:
             raise RequestsApiError("injected transient failure", status_code=503)
-        return _FaultyJob(self.inner.run(pubs, **kwargs), number)
+        job = self.inner.run(pubs, **kwargs)  # the service has the job from here on
+        if number == plan.crash_on_submit:
+            die(plan, f"after the service accepted request {number}")
+        if number in plan.ambiguous:
+            raise requests.Timeout("injected lost reply")
+        return _FaultyJob(job, number)
 
 
 class _FaultyJob:
@@ -115,9 +145,7 @@ class _FaultyJob:
         from qiskit_ibm_runtime.exceptions import RuntimeJobFailureError, RuntimeJobTimeoutError
 
         if self.number == plan.crash:
-            if plan.hard:
-                os._exit(CRASH_EXIT)
-            raise SimulatedCrash(f"injected crash while waiting on request {self.number}")
+            die(plan, f"while waiting on request {self.number}")
         for name, exc in (("timeout", RuntimeJobTimeoutError), ("failed", RuntimeJobFailureError)):
             if self.number in getattr(plan, name) and name not in self._fired:
                 self._fired.add(name)
@@ -143,8 +171,9 @@ class ExactConnection:
         self.names = tuple(backends)
         self.store = Path(store) if store is not None else None
         self.device = device
-        self.submitted: list[str] = []  # job ids, in order
-        self._jobs: dict[str, list[dict[str, Any]]] = {}
+        self.submitted: list[str] = []  # job ids created by this object, in order
+        self.tags: dict[str, list[str]] = {}  # job id -> its tags (this object's jobs)
+        self._jobs: dict[str, dict[str, Any]] = {}
 
     def backend(self, name: str) -> Any:
         from qiskit_ibm_runtime import fake_provider
@@ -155,11 +184,29 @@ class ExactConnection:
 
     def job(self, job_id: str) -> Any:
         if job_id in self._jobs:
-            return _ExactJob(job_id, self._jobs[job_id])
+            return _ExactJob(job_id, self._jobs[job_id]["items"])
         path = self.store / f"{job_id}.json" if self.store is not None else None
         if path is None or not path.exists():
             raise LookupError(f"no job {job_id}")
-        return _ExactJob(job_id, json.loads(path.read_text()))
+        return _ExactJob(job_id, json.loads(path.read_text())["items"])
+
+    def find_job(self, tag: str, backend: Any) -> Any | None:
+        """The newest job tagged ``tag`` (every name of this account shares one device)."""
+        records = dict(self._jobs)
+        if self.store is not None and self.store.exists():
+            for path in self.store.glob("*.json"):
+                records.setdefault(path.stem, json.loads(path.read_text()))
+        tagged = [(r["created"], job_id) for job_id, r in records.items() if tag in r["tags"]]
+        if not tagged:
+            return None
+        job_id = max(tagged)[1]
+        return _ExactJob(job_id, records[job_id]["items"])
+
+    def all_tags(self) -> list[str]:
+        """The tags of every job in the store (or in memory), one entry per job."""
+        if self.store is None:
+            return [tag for tags in self.tags.values() for tag in tags]
+        return [tag for path in self.store.glob("*.json") for tag in json.loads(path.read_text())["tags"]]
 
     def mode(self, kind: str, backend: Any) -> Any:
         return SimpleNamespace(kind=kind, backend=backend, close=lambda: None)
@@ -173,18 +220,21 @@ class ExactConnection:
     def backends(self) -> list[str]:
         return list(self.names)
 
-    def keep(self, job_id: str, items: list[dict[str, Any]]) -> None:
+    def keep(self, job_id: str, items: list[dict[str, Any]], tags: Sequence[str]) -> None:
+        record = {"items": items, "tags": list(tags), "created": time.time_ns()}
         self.submitted.append(job_id)
-        self._jobs[job_id] = items
+        self.tags[job_id] = list(tags)
+        self._jobs[job_id] = record
         if self.store is not None:
             self.store.mkdir(parents=True, exist_ok=True)
-            (self.store / f"{job_id}.json").write_text(json.dumps(items))
+            (self.store / f"{job_id}.json").write_text(json.dumps(record))
 
 
 class _ExactSampler:
     def __init__(self, connection: ExactConnection) -> None:
         self.connection = connection
-        self.options = SimpleNamespace(simulator=SimpleNamespace(seed_simulator=None))
+        self.options = SimpleNamespace(simulator=SimpleNamespace(seed_simulator=None),
+                                       environment=SimpleNamespace(job_tags=[]))
 
     def run(self, pubs: Any, **kwargs: Any) -> "_ExactJob":
         from qbo.execution.exact import ExactExecutor
@@ -197,7 +247,7 @@ class _ExactSampler:
             (counts,) = executor.run([bare], [shots])
             items.append({"register": circuit.cregs[0].name, "bits": circuit.num_clbits, "counts": counts})
         job_id = str(uuid.uuid4())
-        self.connection.keep(job_id, items)
+        self.connection.keep(job_id, items, self.options.environment.job_tags)
         return _ExactJob(job_id, items)
 
 

@@ -1,18 +1,43 @@
 """Hardware jobs: the identity of a request, the run folder's job journal, and retry rules.
 
-Hardware time is scarce and paid for, so a crashed run must never lose or re-submit a job
+Hardware time is scarce and paid for, so a crashed run must not lose or re-submit a job
 (issue 4, item 4). Every request that goes to a device is named by a *fingerprint*: a
 SHA-256 over the target, the transpiled circuits (gate by gate: name, parameters, physical
-qubits, clbits), the shots and the request's seed. Before the executor waits on a job it
-appends a ``submitted`` line to ``RUN_DIR/jobs.jsonl``; when the job completes it appends a
-``done`` line holding the counts. A resumed run that asks for a request whose fingerprint
-is journalled reuses the counts, or re-attaches to the pending job; it never submits the
-same circuits twice.
+qubits, clbits), the shots and the request's seed. The fingerprint is also the job's tag
+on the service (``options.environment.job_tags``), so a job can be found again without
+its id.
+
+The protocol of one submission attempt (``qbo.execution.runtime.RuntimeExecutor``):
+
+1. append an ``intent`` line (fingerprint, attempt) and fsync it;
+2. submit the job, tagged with its fingerprint;
+3. append a ``submitted`` line (job id) and fsync it; wait; append ``done`` with the counts.
+
+A resumed run that asks for a journalled fingerprint reuses its counts, or re-attaches to
+its pending job by id. An ``intent`` with no ``submitted`` line after it (a crash between
+steps 1 and 3), and any submission whose call raised (e.g. a network timeout after the
+service may already have created the job), is *unsure*: before submitting again the
+executor looks the job up by its tag and, if the service has it, re-attaches to it and
+journals it as ``submitted`` with ``via: "tag"``.
+
+What is guaranteed, on IBM Quantum: a request is submitted again only after the journal
+says its last job failed or was lost, or after a successful look-up by tag found no job
+(and none of a request's failed or lost jobs are re-used). What is not: a job that the
+service creates only *after* that look-up (a submission still in flight when it ran) can
+be duplicated; the retry backoff runs before the look-up to make this window small. A tag
+names a request, not a run: two run folders making the identical request (same target,
+circuits, shots and seed) on one account share it, so an unsure submission of one may
+re-attach to the other's job (whose counts answer that identical request). Local
+mode (``fake:``) runs jobs in a thread of the submitting process: they die with it and
+cannot be looked up, so there a crashed request is run again, which is correct (nothing
+outlives the process and simulation costs nothing).
 
 Journal lines (one JSON object each, one ``write`` on an ``O_APPEND`` descriptor, then
 ``fsync``) share the keys ``event``, ``time``, ``fingerprint``, ``job_id``, ``backend``:
 
-* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt`` (1, 2, ... per fingerprint);
+* ``intent``: also ``attempt``; ``job_id`` is null (written before the job exists);
+* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt`` (1, 2, ... per
+  fingerprint, equal to its ``intent``'s) and, for a job found by its tag, ``via: "tag"``;
 * ``timeout``: a wait of ``timeout_s`` seconds ran out; the job is still pending;
 * ``done``: also ``counts`` (one dict per circuit);
 * ``failed``: the job ended in error (``error`` names the exception type, never its text);
@@ -42,6 +67,7 @@ JOURNAL_NAME = "jobs.jsonl"
 SETTINGS_NAME = "execution.json"
 MODES = ("job", "batch", "session")
 PENDING = ("submitted", "timeout")
+ENDED = ("failed", "lost")
 
 
 # ------------------------------------------------------------------ fingerprints
@@ -86,7 +112,9 @@ class Known:
 
     counts: list[dict[str, int]] | None  # journalled result, if any
     pending: str | None  # job id of a submission that may still finish
-    attempts: int  # submissions so far
+    attempts: int  # submission attempts so far (the largest ``attempt`` journalled)
+    unsure: bool = False  # the last attempt has an intent but no job id: look it up by tag
+    ended: frozenset[str] = frozenset()  # job ids journalled failed or lost: never re-used
 
 
 class JobJournal:
@@ -112,7 +140,7 @@ class JobJournal:
         return entry
 
     def known(self, fp: str) -> Known:
-        """Journalled counts, a pending job id, and the number of submissions of ``fp``.
+        """Journalled counts, a pending job id, attempts and unsure state of ``fp``.
 
         The file is read once; later appends of this object keep the index current (one
         writer per run folder: the run's own process).
@@ -121,17 +149,20 @@ class JobJournal:
             self._index = {}
             for entry in self.read():
                 self._remember(entry)
-        entries = self._index.get(fp, [])
         status: dict[str, str] = {}
-        attempts = 0
-        for entry in entries:
-            if entry["event"] == "done" and entry.get("counts") is not None:
+        attempts, unsure = 0, False
+        for entry in self._index.get(fp, []):
+            event = entry["event"]
+            if event == "done" and entry.get("counts") is not None:
                 return Known(entry["counts"], None, attempts)
-            if entry["event"] == "submitted":
-                attempts += 1
-            status[entry.get("job_id")] = entry["event"]
+            if event in ("intent", "submitted"):
+                attempts = max(attempts, int(entry.get("attempt") or 0))
+                unsure = event == "intent"
+            if entry.get("job_id") is not None:
+                status[entry["job_id"]] = event
         pending = [job for job, event in status.items() if event in PENDING]
-        return Known(None, pending[-1] if pending else None, attempts)
+        ended = frozenset(job for job, event in status.items() if event in ENDED)
+        return Known(None, pending[-1] if pending else None, attempts, unsure, ended)
 
     def _remember(self, entry: dict[str, Any]) -> None:
         if self._index is not None and entry.get("fingerprint"):
@@ -157,6 +188,8 @@ def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
     bad = []
     for entry in entries:
         fp, job = entry.get("fingerprint"), entry.get("job_id")
+        if job is None:  # an intent: no job yet
+            continue
         if entry["event"] == "submitted":
             if any(last[j] not in ("failed", "lost") for j in by_fp.get(fp, [])):
                 bad.append(fp)
@@ -174,7 +207,8 @@ class RetryPolicy:
 
     A failed submission or status query that ``is_transient`` is retried after
     ``base_delay * factor**(n-1)`` seconds (at most ``max_delay``); a wait that times out is
-    retried on the *same* job; a job that ends in error is re-submitted. After
+    retried on the *same* job; a job that ends in error is re-submitted. A submission that
+    raised is retried only after its job was looked up by tag and not found. After
     ``max_attempts`` failures in a row the request fails, and a job that is still pending
     stays journalled for ``qbo jobs resume``.
     """

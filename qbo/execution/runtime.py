@@ -3,16 +3,29 @@
 ``fake:NAME`` runs in qiskit-ibm-runtime's local mode on a fake backend; ``ibm:NAME`` runs
 on a real backend of a ``QiskitRuntimeService``. The *connection* is the only difference
 between the two (issue 4, item 6): a small object with ``backend(name)``, ``job(job_id)``,
-``mode(kind, backend)``, ``sampler(mode)`` and ``result(job, timeout)``. Everything else
-(the fixed-layout transpile cache, request fingerprints, the job journal, retries with
-backoff, the per-job timeout, counts parsing and shot checks) is :class:`RuntimeExecutor`,
-shared by both.
+``find_job(tag, backend)``, ``mode(kind, backend)``, ``sampler(mode)`` and
+``result(job, timeout)``. Everything else (the fixed-layout transpile cache, request
+fingerprints, the job journal, job tags, retries with backoff, the per-job timeout, counts
+parsing and shot checks) is :class:`RuntimeExecutor`, shared by both.
 
-Resume: a request whose fingerprint is journalled is never submitted again. Journalled
-counts are reused; a pending job is re-attached with ``connection.job(job_id)``. A local
-job runs in a thread of the process that submitted it and dies with it, so it cannot be
-re-attached: it is journalled as ``lost`` and run again (local simulation costs nothing);
-on hardware the journal always re-attaches.
+No double submission (see ``qbo.execution.jobs`` for the journal): each attempt journals
+an ``intent`` (fsync'd) *before* the Sampler submits, and every job carries its request's
+fingerprint as its tag. Journalled counts are reused; a pending job is re-attached with
+``connection.job(job_id)``. When a submission's outcome is unknown (a crash after the
+intent but before the ``submitted`` line, or a submit call that raised, e.g. a
+``requests.Timeout`` or a 5xx after the service may already have created the job), the
+executor first asks ``connection.find_job(fingerprint, backend)`` and re-attaches to the
+job it returns; it submits again only when the look-up succeeds and finds nothing (or only
+jobs journalled failed or lost). A look-up that itself fails is retried like any call; it
+is never skipped. Not guaranteed: a job the service creates only after a look-up that
+missed it (its submission still in flight) can run twice; the backoff precedes the
+look-up to keep that window small.
+
+Local mode: a local job runs in a thread of the process that submitted it and dies with
+it, so it can be neither re-attached nor found by tag (``find_job`` returns None): it is
+journalled as ``lost`` and run again. That is correct there, not a duplicate: the first
+run left nothing behind and local simulation costs nothing. On hardware the journal and
+the tags always re-attach.
 
 Credentials come from ``QISKIT_IBM_TOKEN`` / ``QISKIT_IBM_INSTANCE`` / ``QISKIT_IBM_CHANNEL``
 or a saved Qiskit account. They are never printed, logged or written, and no message of
@@ -40,6 +53,9 @@ CREDENTIALS_HELP = (
 )
 
 
+TAG_LOOKUP_LIMIT = 10  # jobs per tag looked at; a tag names one request, so 1 is the norm
+
+
 class HardwareError(RuntimeError):
     """A request that could not be completed on the device (message safe to print)."""
 
@@ -53,6 +69,10 @@ class Connection(Protocol):
 
     def job(self, job_id: str) -> Any:
         """Re-attach to a submitted job; ``LookupError`` when that is impossible."""
+        ...
+
+    def find_job(self, tag: str, backend: Any) -> Any | None:
+        """The newest job on ``backend`` tagged ``tag``, or None: the service has none."""
         ...
 
     def mode(self, kind: str, backend: Any) -> Any:
@@ -119,6 +139,10 @@ class LocalConnection:
 
     def job(self, job_id: str) -> Any:
         raise LookupError(f"local job {job_id} ran in a process that has ended")
+
+    def find_job(self, tag: str, backend: Any) -> Any | None:
+        """None: local jobs die with their process, so running again is correct here."""
+        return None
 
     def mode(self, kind: str, backend: Any) -> Any:
         return _mode(kind, backend)
@@ -200,6 +224,13 @@ class IBMConnection:
 
     def job(self, job_id: str) -> Any:
         return self.service.job(job_id)
+
+    def find_job(self, tag: str, backend: Any) -> Any | None:
+        """``QiskitRuntimeService.jobs`` filtered by tag and backend, newest first."""
+        jobs = self.service.jobs(
+            job_tags=[tag], backend_name=backend.name, limit=TAG_LOOKUP_LIMIT, descending=True
+        )
+        return jobs[0] if jobs else None
 
     def mode(self, kind: str, backend: Any) -> Any:
         check_mode(kind)
@@ -302,21 +333,32 @@ class RuntimeExecutor:
 
     def request(self, circuits: Sequence[QuantumCircuit], shots: int, seed: int) -> list[Counts]:
         """Counts of one request (transpiled circuits, equal shots): journalled, reused on
-        resume, re-attached when pending, retried when a failure is transient."""
+        resume, re-attached when pending or found by tag, retried when a failure is transient."""
         fp = fingerprint(self.target, circuits, shots, seed)
         known = self.journal.known(fp) if self.journal else Known(None, None, 0)
         if known.counts is not None:
             return _checked(known.counts, len(circuits), shots)
-        attempts, failures = known.attempts, 0
+        attempts, failures, unsure, ended = known.attempts, 0, known.unsure, set(known.ended)
         job, job_id = None, known.pending
         while True:
             try:
                 if job is None and job_id is not None:
                     job = self._reattach(fp, job_id)
-                    job_id = None if job is None else job_id
+                    if job is None:  # lost: never re-used, even if found by its tag
+                        ended.add(job_id)
+                        job_id = None
+                if job is None and unsure:  # the last submission may have reached the service
+                    job = self._find(fp, ended)
+                    unsure = False
+                    if job is not None:
+                        job_id, failures = str(job.job_id()), 0
+                        self._log("submitted", fp, job_id, mode=self.mode_kind, shots=shots,
+                                  circuits=len(circuits), attempt=attempts, via="tag")
                 if job is None:
-                    job = self._submit(circuits, shots, seed)
-                    job_id, attempts, failures = str(job.job_id()), attempts + 1, 0
+                    attempts, unsure = attempts + 1, True
+                    self._log("intent", fp, None, attempt=attempts)
+                    job = self._submit(circuits, shots, seed, fp)
+                    job_id, unsure, failures = str(job.job_id()), False, 0
                     self._log("submitted", fp, job_id, mode=self.mode_kind, shots=shots,
                               circuits=len(circuits), attempt=attempts)
                 result = self.connection.result(job, self.retry.timeout_s)
@@ -326,19 +368,27 @@ class RuntimeExecutor:
                     self._log("timeout", fp, job_id, timeout_s=self.retry.timeout_s)
                 elif kind == "failed" and job_id is not None:
                     self._log("failed", fp, job_id, error=type(exc).__name__)
+                    ended.add(job_id)
                     job, job_id = None, None
                 failures += 1
-                self._give_up_or_wait(exc, kind, failures, job_id)
+                self._give_up_or_wait(exc, kind, failures, job_id, unsure)
                 continue
             counts = [_counts(r, shots) for r in result]
             counts = _checked(counts, len(circuits), shots)
             self._log("done", fp, job_id, counts=counts)
             return counts
 
-    def _submit(self, circuits: Sequence[QuantumCircuit], shots: int, seed: int) -> Any:
+    def _submit(self, circuits: Sequence[QuantumCircuit], shots: int, seed: int, fp: str) -> Any:
+        options = self._sampler.options
+        options.environment.job_tags = [fp]  # find_job(fp) finds it if the reply is lost
         if self.connection.simulated:
-            self._sampler.options.simulator.seed_simulator = seed % 2**31
+            options.simulator.seed_simulator = seed % 2**31
         return self._sampler.run([(c, None, shots) for c in circuits])
+
+    def _find(self, fp: str, ended: set[str]) -> Any | None:
+        """The job tagged ``fp`` on the service, unless it is one journalled failed or lost."""
+        job = self.connection.find_job(fp, self.backend)
+        return None if job is None or str(job.job_id()) in ended else job
 
     def _reattach(self, fp: str, job_id: str) -> Any:
         try:
@@ -347,13 +397,16 @@ class RuntimeExecutor:
             self._log("lost", fp, job_id)
             return None
 
-    def _give_up_or_wait(self, exc: Exception, kind: str | None, failures: int, pending: str | None) -> None:
+    def _give_up_or_wait(
+        self, exc: Exception, kind: str | None, failures: int, pending: str | None, unsure: bool
+    ) -> None:
         name = type(exc).__name__
+        hint = _resume_hint(pending, unsure)
         if kind is None:
-            raise HardwareError(f"{self.target}: request failed ({name}), not retried{_resume_hint(pending)}") from None
+            raise HardwareError(f"{self.target}: request failed ({name}), not retried{hint}") from None
         if failures >= self.retry.max_attempts:
             raise HardwareError(
-                f"{self.target}: request failed {failures} times in a row (last: {name}){_resume_hint(pending)}"
+                f"{self.target}: request failed {failures} times in a row (last: {name}){hint}"
             ) from None
         self._sleep(self.retry.delay(failures))
 
@@ -362,8 +415,13 @@ class RuntimeExecutor:
             self.journal.append(event, fingerprint=fp, job_id=job_id, backend=self.target, **fields)
 
 
-def _resume_hint(pending: str | None) -> str:
-    return f"; job {pending} is still pending: `qbo jobs resume RUN_DIR` re-attaches to it" if pending else ""
+def _resume_hint(pending: str | None, unsure: bool = False) -> str:
+    if pending:
+        return f"; job {pending} is still pending: `qbo jobs resume RUN_DIR` re-attaches to it"
+    if unsure:
+        return ("; the last submission may have reached the service: "
+                "`qbo jobs resume RUN_DIR` looks it up by its tag")
+    return ""
 
 
 def _by_shots(shots: Sequence[int]) -> dict[int, list[int]]:
