@@ -8,10 +8,16 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from qbo.calibration import load_snapshot
+from qbo.execution.aer import AerExecutor
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
+from qbo.mitigation import Mitigation, make_mitigation
 from qbo.oracles import bernoulli
+from qbo.qmc.base import run_round
+from qbo.qmc.iae import MAX_SHOTS, SHOT_CAP
 from qbo.qmc.iae import IterativeAmplitudeEstimation as IAE
+from qbo.qmc.iae import _cost_config
 
 ALPHA = 0.05
 EDGES = [
@@ -101,6 +107,105 @@ def test_expected_calls_tracks_the_schedule():
     assert estimator.expected_calls(0.001) > 4 * model
     hoeffding = math.ceil(math.log(2 / ALPHA) / (2 * 0.001**2))
     assert estimator.expected_calls(0.001) < hoeffding / 50
+
+
+@pytest.mark.parametrize(
+    ("mitigation", "eps"),
+    [
+        (Mitigation(scales=(1, 3)), 0.05),
+        (Mitigation(scales=(1, 3)), 0.02),
+        ("aer", 0.05),
+    ],
+)
+def test_expected_calls_follows_the_mitigated_schedule(mitigation, eps):
+    """Same standard as the unmitigated test above (model within [0.6, 1.6] x the measured
+    mean over seeded amplitudes). The exact executor is the cheap stand-in: folding, the
+    per-scale shot split and the Hoeffding ZNE interval set the cost, not the noise; 'aer'
+    runs ZNE (1, 3) on the fake_brisbane device model. Before the fix the model ran the
+    unmitigated schedule (290 vs ~5000 calls at eps = 0.05)."""
+    executors = [ExactExecutor(seed=i) for i in range(20)]
+    if mitigation == "aer":
+        snapshot = load_snapshot("fake_brisbane")
+        mitigation = make_mitigation("zne", snapshot)
+        executors = [AerExecutor(snapshot, seed=11)] * 20
+    estimator = IAE(eps, ALPHA, mitigation=mitigation)
+    calls = [
+        estimator.estimate(bernoulli(float(a)), ex).oracle_calls
+        for ex, a in zip(executors, _amplitudes(20, seed=6))
+    ]
+    measured = float(np.mean(calls))
+    model = estimator.expected_calls(eps)
+    assert 0.6 * measured <= model <= 1.6 * measured, (model, measured)
+    assert model > 3 * IAE(eps, ALPHA).expected_calls(eps)  # folding + wider intervals
+
+
+def test_expected_calls_cache_key_includes_the_mitigation():
+    """The mitigation's own equality ignores its snapshot; the cost key makes the confusion
+    the snapshot implies explicit, so two devices never share a cached prediction."""
+    rem = [make_mitigation("rem", load_snapshot(name)) for name in ("fake_brisbane", "fake_torino")]
+    assert rem[0] == rem[1]
+    keys = [_cost_config(IAE(0.05, ALPHA, mitigation=m)) for m in rem]
+    assert keys[0] != keys[1] and hash(keys[0]) != hash(keys[1])
+    assert keys[0].mitigation.confusion is not None and not keys[0].mitigation.bias_pad
+    plain = IAE(0.05, ALPHA).expected_calls(0.05)
+    zne = IAE(0.05, ALPHA, mitigation=Mitigation(scales=(1, 3))).expected_calls(0.05)
+    zne5 = IAE(0.05, ALPHA, mitigation=Mitigation(scales=(1, 3, 5))).expected_calls(0.05)
+    assert plain < zne < zne5
+    assert IAE(0.05, ALPHA).expected_calls(0.05) == plain
+
+
+def _capped_runs(eps: float, k_max: int, n: int = 20, seed: int = 8):
+    """(amplitude, rounds, state) of seeded capped runs, through the private loop so that
+    every round's level alpha_i is visible (state.alphas)."""
+    estimator = IAE(eps, ALPHA, k_max=k_max)
+    out = []
+    for i, a in enumerate(_amplitudes(n, seed)):
+        executor, oracle = ExactExecutor(seed=i), bernoulli(float(a))
+        rounds, state = estimator._run(eps, lambda k, shots: run_round(executor, oracle, k, shots))
+        out.append((float(a), rounds, state))
+    return out
+
+
+@pytest.mark.parametrize(("eps", "k_max"), [(1e-4, 3), (1e-4, 0), (1e-3, 0), (1e-3, 3)])
+def test_capped_rounds_never_run_at_level_zero(eps, k_max):
+    """Before the fix, once K could not grow every later round got alpha_i = 0 (16 of 20
+    rounds at eps = 1e-4, k_max = 3) and still spent SHOT_CAP shots."""
+    for _, rounds, state in _capped_runs(eps, k_max):
+        assert len(state.alphas) == len(rounds)
+        assert all(x > 0 for x in state.alphas)
+        assert sum(state.alphas) <= ALPHA * (1 + 1e-12)  # the union bound's budget
+        assert all(r.k <= k_max for r in rounds)
+
+
+@pytest.mark.parametrize(("eps", "k_max"), [(1e-4, 3), (1e-4, 0), (1e-3, 0)])
+def test_capped_runs_stop_honestly_and_cover(eps, k_max):
+    runs = _capped_runs(eps, k_max)
+    misses = 0
+    for a, _, state in runs:
+        low, high = state.amplitude_interval()
+        misses += not (low - 1e-12 <= a <= high + 1e-12)
+    assert misses <= _allowed_misses(len(runs))
+    if (eps, k_max) == (1e-4, 0):  # needs ~10^8 shots at k = 0: never reachable
+        for i, a in enumerate(_amplitudes(3, seed=8)):
+            est = IAE(eps, ALPHA, k_max=k_max).estimate(bernoulli(float(a)), ExactExecutor(seed=i))
+            assert not est.reached_epsilon and est.half_width > eps
+
+
+@pytest.mark.parametrize(("eps", "k_max"), [(1e-4, 3), (1e-4, 0), (1e-3, 0), (1e-3, 3)])
+def test_capped_calls_are_bounded(eps, k_max):
+    """At the cap a run makes at most one SHOT_CAP scouting round (first arrival, eps out of
+    reach from the current midpoint) and finishing rounds, each <= MAX_SHOTS and at least
+    double the one before at that k; a geometric sum is <= 2 x its last term, so the calls at
+    the cap are <= (SHOT_CAP + 2 MAX_SHOTS)(2 k_max + 1): a small multiple of one capped
+    round at MAX_SHOTS, whatever the round cap. Before the fix, repeats at the cap ran at a
+    fixed SHOT_CAP with alpha_i = 0 until the round cap."""
+    per_call = 2 * k_max + 1
+    for _, rounds, state in _capped_runs(eps, k_max):
+        at_cap = [r.shots for r in rounds if r.k == k_max]
+        assert all(later >= 2 * earlier for earlier, later in zip(at_cap, at_cap[1:]))
+        assert sum(at_cap) * per_call <= (SHOT_CAP + 2 * MAX_SHOTS) * per_call
+        below = [r for r in rounds if r.k < k_max]
+        assert all(r.shots <= MAX_SHOTS for r in below)
 
 
 def test_reproducible_with_fixed_seed():

@@ -40,10 +40,21 @@ with their no-overshooting rule and pool the shots of repeated rounds at one K:
 
 Termination: at most ``max_rounds`` rounds (default 4 (log_r(K_bound) + 2)); the K search
 steps down by 4, the shot search is a bounded bisection. If the cap is hit the estimate is
-returned with its honest, wider interval and reached_epsilon=False. A ``k_max`` (e.g. from
-``qbo.depth.choose_k_max``) caps K at 4 k_max + 2: once K cannot grow, rounds repeat at
-k_max with doubled shots until eps is reached or the round cap stops the loop; then the
-estimate says reached_epsilon=False and its interval is the honest intersection so far.
+returned with its honest, wider interval and reached_epsilon=False. A round never runs
+with alpha_i = 0 (its interval would be [0, 1]): if no budget is left for it, the loop
+stops there with the honest interval and reached_epsilon=False.
+
+Depth cap: a ``k_max`` (e.g. from ``qbo.depth.choose_k_max``) caps K at 4 k_max + 2. When
+it binds (4 k_max + 2 < pi / (2 eps)), intermediate rounds below k_max take at most half of
+the intermediate budget left (``_rounds_left`` >= 2), so repeats at a K that cannot grow
+(half-period constraint) get ever smaller but positive levels. Once k = k_max, K can never
+grow, so no intermediate round is useful: the intermediate budget left joins the final
+share (both are unspent parts of alpha, so the budget is still never overdrawn) and every
+round there is a finishing round (3/4 of what is left, as above) sized by the plug-in
+interval with at most MAX_SHOTS shots. If even MAX_SHOTS at k_max cannot reach 2 epsilon
+by the plug-in, the loop stops before spending anything at k_max (reached_epsilon=False,
+the honest intersection so far). So a capped run costs the rounds that grow K (each at
+most SHOT_CAP shots) plus finishing rounds at k_max, never a string of zero-level rounds.
 
 Mitigation (``mitigation``, a ``qbo.mitigation.ProbabilityEstimator``): each round asks the
 bound estimator for an interval of the ideal p_k at the round's level alpha_i and records
@@ -53,6 +64,15 @@ Hoeffding-based ZNE interval gets proportionally more shots) and its union bound
 as before because each round's interval is fresh; 'uniform' / 'geometric' use fresh
 intervals at their per-check levels instead of pooling counts (mitigated values of
 different rounds are not binomial counts). With ``mitigation=None`` nothing changes.
+
+Cost model (``expected_calls``): the schedule run on 16 amplitudes (j + 1/2) / 16 with every
+round reading its expected counts, deterministic and cached per (configuration, eps). With
+a mitigation it runs the *mitigated* schedule: the same plug-in intervals (``plug_in``,
+e.g. the wider Hoeffding ZNE interval) and the same per-scale shot split
+(``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round. It cannot know the
+executor or the oracle, so a readout correction taken from a snapshot is modelled with the
+snapshot's best-read-out qubit (where ``qbo.execution.transpile.choose_layout`` starts), and
+the oracle-dependent ``bias_pad`` is left out (the model then underestimates a padded run).
 """
 
 from __future__ import annotations
@@ -60,7 +80,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -154,8 +174,10 @@ class IterativeAmplitudeEstimation:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model: the mean oracle calls of the schedule this configuration runs when every
-        round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16."""
-        return _expected_calls(self, float(epsilon_unit))
+        round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16;
+        with a mitigation, the mitigated schedule and its folded calls (module docstring).
+        Cached; the key is the configuration with its mitigation made explicit."""
+        return _expected_calls(_cost_config(self), float(epsilon_unit))
 
     def _run(
         self, eps: float, sample: Sampler, probe: "RoundEstimator | None" = None
@@ -168,9 +190,15 @@ class IterativeAmplitudeEstimation:
             k = state.next_k(plan) if done else 0
             done += 1
             if probe is not None:
-                rounds.extend(self._mitigated_round(plan, state, probe, k))
+                ran = self._mitigated_round(plan, state, probe, k)
+                if ran is None:
+                    break
+                rounds.extend(ran)
             elif self.alpha_split == "spend":
-                shots, alpha_i = plan.spend(state, k)
+                decision = plan.spend(state, k)
+                if decision is None:  # eps out of reach at this depth: stop before spending
+                    break
+                shots, alpha_i = decision
                 rnd = sample(k, shots)
                 state.update_fresh(rnd, alpha_i, plan)
                 rounds.append(rnd)
@@ -182,12 +210,17 @@ class IterativeAmplitudeEstimation:
 
     def _mitigated_round(
         self, plan: "_Plan", state: "_State", probe: "RoundEstimator", k: int
-    ) -> tuple[Round, ...]:
-        """One round through a mitigation: a fresh interval at this round's level."""
+    ) -> tuple[Round, ...] | None:
+        """One round through a mitigation: a fresh interval at this round's level (None: stop,
+        as ``_Plan.spend`` decides)."""
         if self.alpha_split == "spend":
-            shots, alpha_i = plan.spend(state, k)
+            decision = plan.spend(state, k)
+            if decision is None:
+                return None
+            shots, alpha_i = decision
         else:
             shots, alpha_i = plan.shots_at(k), plan.round_alpha(k, state.next_repeat(k))
+            state.alphas.append(alpha_i)
         result = probe.estimate(k, shots, alpha_i)
         state.update_interval(k, shots, result.p_low, result.p_high)
         return result.rounds
@@ -205,6 +238,7 @@ class _Plan:
     l_max: float
     fixed_shots: int
     probe: Any = None
+    k_top: int | None = None  # k_max when it binds (4 k_max + 2 < pi / (2 eps)), else None
 
     @classmethod
     def make(cls, cfg: IterativeAmplitudeEstimation, eps: float, probe: Any = None) -> "_Plan":
@@ -217,7 +251,8 @@ class _Plan:
         shots = cfg.shots or 100
         log_term = math.log(2 * stages / cfg.alpha)
         l_max = math.asin((2.0 / shots * log_term) ** 0.25) if shots > 2 * log_term else math.pi / 2
-        return cls(cfg, eps, k_bound, max_rounds, stages, l_max, shots, probe)
+        binds = cfg.k_max is not None and 4 * cfg.k_max + 2 < math.pi / (2 * eps)
+        return cls(cfg, eps, k_bound, max_rounds, stages, l_max, shots, probe, cfg.k_max if binds else None)
 
     # --- Grinko et al. ('uniform', 'geometric'): fixed shots, pooled repeats -------------
     def shots_at(self, k: int) -> int:
@@ -236,8 +271,11 @@ class _Plan:
         return cfg.alpha * (4 * k + 2) / k_sum * 6 / (math.pi**2 * repeat**2)
 
     # --- alpha spending ('spend'): sized shots, fresh intervals ---------------------------
-    def spend(self, state: "_State", k: int) -> tuple[int, float]:
-        """(shots, alpha_i) of the next round at power k, from the past rounds only."""
+    def spend(self, state: "_State", k: int) -> tuple[int, float] | None:
+        """(shots, alpha_i) of the next round at power k, from the past rounds only; None if
+        no useful round with alpha_i > 0 can run here (the loop then stops, module docstring)."""
+        if self._at_cap(state, k):
+            return self._spend_at_cap(state, k)
         alpha_mid = state.mid_left / self._rounds_left(state, k)
         n_mid = max(self.config.shots or 1, self._shots_to_grow(state, k, alpha_mid))
         if k == state.last_k:  # K did not grow: double the shots so that it must, eventually
@@ -248,16 +286,55 @@ class _Plan:
         need = self._shots_to_finish(state, k, alpha_final, cap)
         if need is not None:
             state.final_left -= alpha_final
-            return min(MAX_SHOTS, math.ceil(need * self.config.final_safety)), alpha_final
+            return self._record(state, min(MAX_SHOTS, math.ceil(need * self.config.final_safety)), alpha_final)
+        if not alpha_mid > 0:  # no intermediate budget left: a round would be [0, 1]
+            return None
         state.mid_left -= alpha_mid
-        return n_mid, alpha_mid
+        return self._record(state, n_mid, alpha_mid)
+
+    def _at_cap(self, state: "_State", k: int) -> bool:
+        """K cannot grow: k is the binding k_max, or K failed to grow after SHOT_CAP shots at
+        k under a binding k_max (the half-period constraint keeps it there)."""
+        if self.k_top is None:
+            return False
+        return k >= self.k_top or (k == state.last_k and state.last_shots >= SHOT_CAP)
+
+    def _spend_at_cap(self, state: "_State", k: int) -> tuple[int, float] | None:
+        """Rounds where K cannot grow (module docstring, 'Depth cap'). The intermediate budget
+        joins the final one; a finishing round takes 3/4 of it and its plug-in shots, at
+        least double the last round's at this k (so repeats cost <= 2 MAX_SHOTS in all); on
+        first arriving here, if the plug-in cannot finish within MAX_SHOTS from the current
+        midpoint, one SHOT_CAP round at half the budget sharpens the interval and the
+        midpoint; after that an unreachable eps stops the loop (None)."""
+        state.final_left += state.mid_left
+        state.mid_left = 0.0
+        repeat = k == state.last_k
+        alpha_final = 0.75 * state.final_left
+        need = self._shots_to_finish(state, k, alpha_final, MAX_SHOTS)
+        if need is not None:
+            shots = math.ceil(need * self.config.final_safety)
+            if repeat:
+                shots = max(shots, 2 * state.last_shots)
+            state.final_left -= alpha_final
+            return self._record(state, min(MAX_SHOTS, shots), alpha_final)
+        if repeat:
+            return None
+        alpha_scout = 0.5 * state.final_left
+        state.final_left -= alpha_scout
+        return self._record(state, SHOT_CAP, alpha_scout)
+
+    @staticmethod
+    def _record(state: "_State", shots: int, alpha_i: float) -> tuple[int, float]:
+        state.alphas.append(alpha_i)
+        return shots, alpha_i
 
     def _rounds_left(self, state: "_State", k: int) -> int:
         """Predicted intermediate rounds left, counting this one (an overestimate is safe)."""
         low, high = state.theta_low, state.theta_high
         slope = max(math.sin(2 * t) for t in (low, high, min(max(math.pi / 4, low), high)))
         k_goal = min(self.k_bound, math.pi * max(slope, 1e-3) / (2 * self.eps)) / self.config.growth
-        return 1 + max(0, math.ceil(math.log(k_goal / (4 * k + 2)) / math.log(self.config.growth)))
+        left = 1 + max(0, math.ceil(math.log(k_goal / (4 * k + 2)) / math.log(self.config.growth)))
+        return left if self.k_top is None else max(2, left)  # capped: never spend it all below k_max
 
     def _shots_to_finish(self, state: "_State", k: int, alpha_i: float, cap: int) -> int | None:
         done = lambda n: _amplitude_width(state.predict(k, n, alpha_i, self)) <= 2 * self.eps
@@ -292,9 +369,11 @@ def _amplitude_width(thetas: tuple[float, float]) -> float:
 @lru_cache(maxsize=256)
 def _expected_calls(config: IterativeAmplitudeEstimation, eps: float) -> float:
     calls = []
+    bound = None if config.mitigation is None else _bind_for_cost(config.mitigation)
     for j in range(16):
         theta = math.asin(math.sqrt((j + 0.5) / 16))
-        rounds, _ = config._run(eps, _expected_sampler(theta))
+        probe = None if bound is None else _ExpectedProbe(bound, theta)
+        rounds, _ = config._run(eps, _expected_sampler(theta), probe)
         calls.append(sum(r.oracle_calls for r in rounds))
     return float(np.mean(calls))
 
@@ -307,6 +386,65 @@ def _expected_sampler(theta: float) -> Sampler:
     return sample
 
 
+def _cost_config(config: IterativeAmplitudeEstimation) -> IterativeAmplitudeEstimation:
+    """The configuration the cost model runs (and its cache key): the mitigation made
+    explicit, i.e. a readout confusion taken from the snapshot (which the mitigation's own
+    equality ignores) and no bias pad (module docstring)."""
+    mitigation = config.mitigation
+    if mitigation is None or not all(hasattr(mitigation, f) for f in ("readout", "confusion", "snapshot", "bias_pad")):
+        return config
+    confusion = mitigation.confusion
+    if mitigation.readout and confusion is None:
+        confusion = _best_confusion(mitigation.snapshot)
+    return replace(config, mitigation=replace(mitigation, confusion=confusion, snapshot=None, bias_pad=False))
+
+
+def _best_confusion(snapshot: Any) -> Any:
+    from qbo.mitigation.readout import snapshot_confusion
+
+    best = min(range(snapshot.num_qubits), key=lambda q: (snapshot.qubits[q].readout_error, q))
+    return snapshot_confusion(snapshot, best)
+
+
+def _bind_for_cost(mitigation: "ProbabilityEstimator") -> "RoundEstimator":
+    """The mitigation bound to a stand-in (exact executor, any oracle): its plug-in interval
+    and shot split depend on neither once the confusion is explicit."""
+    from qbo.execution.exact import ExactExecutor
+    from qbo.oracles import bernoulli
+
+    return mitigation.bind(ExactExecutor(seed=0), bernoulli(0.5))
+
+
+@dataclass(frozen=True)
+class _Expected:
+    """What a mitigated round reports when every circuit reads its expected counts."""
+
+    p_low: float
+    p_high: float
+    rounds: tuple[Round, ...]
+
+
+class _ExpectedProbe:
+    """A bound mitigation's plug-in interval and shot split at a fixed theta (cost model)."""
+
+    def __init__(self, bound: "RoundEstimator", theta: float) -> None:
+        self.bound, self.theta = bound, theta
+        config = getattr(bound, "config", None)
+        self.scales = tuple(getattr(config, "scales", (1,)))
+
+    def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
+        return self.bound.plug_in(k, p, shots, alpha)
+
+    def estimate(self, k: int, shots: int, alpha: float) -> _Expected:
+        p = math.sin((2 * k + 1) * self.theta) ** 2
+        low, high = self.bound.plug_in(k, p, shots, alpha)
+        split = getattr(self.bound, "shots_per_scale", None)
+        per_scale = split(shots) if split is not None else [shots]
+        scales = self.scales if len(self.scales) == len(per_scale) else (1,) * len(per_scale)
+        rounds = tuple(Round(k=k, shots=n, ones=round(n * p), scale=s) for s, n in zip(scales, per_scale))
+        return _Expected(low, high, rounds)
+
+
 class _State:
     """theta interval, current power, alpha budgets and the shots pooled at that power."""
 
@@ -316,6 +454,7 @@ class _State:
         self.pooled_k, self.pooled_shots, self.pooled_ones, self.repeat = -1, 0, 0, 0
         self.final_left, self.mid_left = alpha * final_share, alpha * (1 - final_share)
         self.last_k, self.last_shots = -1, 0
+        self.alphas: list[float] = []  # level alpha_i of every round run, in order
 
     @property
     def width(self) -> float:
@@ -365,6 +504,7 @@ class _State:
         self.pooled_ones += rnd.ones
         self.repeat += 1
         alpha_i = plan.round_alpha(rnd.k, self.repeat)
+        self.alphas.append(alpha_i)
         self.theta_low, self.theta_high = self._intersect(
             rnd.k, self.pooled_ones, self.pooled_shots, alpha_i, plan
         )
