@@ -53,7 +53,7 @@ def compare_default_run(trials: int) -> None:
     for label, factory in (("qbo (default qbo run)", None), ("qiskit-algorithms IAE + Aer SamplerV2", QiskitAlgorithmsIAE)):
         original = trial.make_estimator
         if factory is not None:
-            trial.make_estimator = lambda method, eps, alpha, shots=None: factory(eps, alpha)
+            trial.make_estimator = lambda method, eps, alpha, shots=None, mitigation=None: factory(eps, alpha)
         try:
             with tempfile.TemporaryDirectory() as out:
                 start = time.perf_counter()
