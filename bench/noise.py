@@ -108,21 +108,17 @@ def bo_study(target: str, budget: int, trials: int) -> None:
     from qbo.experiments.runner import run_experiment
 
     print(f"\nq-gp-ucb vs gp-ucb on synthetic-bernoulli, target {target}, budget {budget}, {trials} trials")
-    config = ExperimentConfig(problem="synthetic-bernoulli", algorithms=("q-gp-ucb", "gp-ucb"),
-                              budget=budget, trials=trials, target=target, seed=0)
-    with tempfile.TemporaryDirectory() as out:
-        records = run_experiment(config, out)
-    final: dict[str, list[float]] = {}
-    for trial_alg in {(r["trial"], r["algorithm"]) for r in records}:
-        last = [r for r in records if (r["trial"], r["algorithm"]) == trial_alg][-1]
-        final.setdefault(trial_alg[1], []).append(last["cum_regret"])
-    for alg, regrets in sorted(final.items()):
-        print(f"  mitigation none: {alg:10s} final regret {np.mean(regrets):10.1f} +- {np.std(regrets):.1f}")
-    # TODO(issue 4): mitigation on. ExperimentConfig has no `mitigation` field yet; once it
-    # has one (and qbo.experiments.trial builds IterativeAmplitudeEstimation(eps, alpha,
-    # mitigation=make_mitigation(config.mitigation, snapshot_for_target(config.target)))),
-    # rerun with config.with_overrides(mitigation="zne+rem") here.
-    print("  mitigation zne+rem: TODO, ExperimentConfig has no `mitigation` field yet")
+    base = ExperimentConfig(problem="synthetic-bernoulli", algorithms=("q-gp-ucb", "gp-ucb"),
+                            budget=budget, trials=trials, target=target, seed=0)
+    for mitigation in ("none", "zne+rem"):
+        with tempfile.TemporaryDirectory() as out:
+            records = run_experiment(base.with_overrides(mitigation=mitigation), out)
+        final: dict[str, list[float]] = {}
+        for trial_alg in {(r["trial"], r["algorithm"]) for r in records}:
+            last = [r for r in records if (r["trial"], r["algorithm"]) == trial_alg][-1]
+            final.setdefault(trial_alg[1], []).append(last["cum_regret"])
+        for alg, regrets in sorted(final.items()):
+            print(f"  mitigation {mitigation:8s}: {alg:10s} final regret {np.mean(regrets):10.1f} +- {np.std(regrets):.1f}")
 
 
 def main() -> None:

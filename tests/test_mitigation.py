@@ -213,3 +213,35 @@ def test_rem_reads_the_confusion_of_the_qubit_every_folded_circuit_measures():
         }
         assert len(measured) == 1
         assert bound.confusion == snapshot_confusion(snapshot, measured.pop())
+
+
+def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
+    """bias_pad adds qbo.depth's predicted residual bias to a round's interval: for zne+rem
+    |1 - sum_j c_j contrast(s_j)| / 2, growing with k; without REM the readout term
+    max(p01, p10) comes on top. It only widens: the padded interval contains the plain one."""
+    from qbo.depth import circuit_noise
+    from qbo.mitigation.readout import measured_qubit, snapshot_confusion
+
+    snapshot = load_snapshot("fake_torino")
+    executor = AerExecutor(snapshot, seed=3)
+    oracle = _bench_noise().make_oracle("entangled", 0.3, 2)
+    padded = make_mitigation("zne+rem", snapshot, bias_pad=True)
+    assert padded.name == "zne+rem+pad" and make_mitigation("none", snapshot, bias_pad=True).name == "pad"
+    bound = padded.bind(executor, oracle)
+    contrast = [circuit_noise(snapshot, executor.compiled(folded_power_circuit(oracle, 4, s))).contrast for s in (1, 3)]
+    assert math.isclose(bound.pad(4), abs(1 - (1.5 * contrast[0] - 0.5 * contrast[1])) / 2)
+    assert 0 < bound.pad(0) < bound.pad(4) < bound.pad(12) <= 0.5
+    plain = make_mitigation("zne+rem", snapshot).bind(executor, oracle)
+    assert plain.pad(4) == 0.0
+    lo, hi = plain.plug_in(4, 0.4, 2000, 0.01)
+    plo, phi = bound.plug_in(4, 0.4, 2000, 0.01)
+    assert plo <= lo - bound.pad(4) + 1e-12 and phi >= hi + bound.pad(4) - 1e-12
+    raw = make_mitigation("none", snapshot, bias_pad=True).bind(executor, oracle)
+    conf = snapshot_confusion(snapshot, measured_qubit(executor.compiled(folded_power_circuit(oracle, 4, 1))))
+    assert math.isclose(raw.pad(4), max(conf.p01, conf.p10) + conf.gain * (1 - contrast[0]) / 2)
+    with pytest.raises(ValueError, match="linear factories"):
+        make_mitigation("zne", snapshot, extrapolation="exp", bias_pad=True)
+    with pytest.raises(ValueError, match="needs a calibration snapshot"):
+        Mitigation(bias_pad=True)
+    with pytest.raises(ValueError, match="transpiling executor"):
+        make_mitigation("zne", snapshot, bias_pad=True).bind(ExactExecutor(seed=0), oracle)
