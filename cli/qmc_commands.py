@@ -27,6 +27,7 @@ def estimate(
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
+    calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.depth) and say when eps is out of reach.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
@@ -36,11 +37,19 @@ def estimate(
 
     estimator = make_estimator(method, epsilon, alpha, shots)
     the_oracle = parse_oracle(oracle)
+    if calibration_aware and method == "iae":
+        from qbo.depth import CalibrationAwareIAE
+        from qbo.mitigation import snapshot_for_target
+
+        snapshot = snapshot_for_target(target)
+        if snapshot is not None:
+            estimator = CalibrationAwareIAE(estimator, snapshot)
     result = estimator.estimate(the_oracle, make_executor(target, seed))
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
-        payload = {k: out[k] for k in keys} | {"reached_epsilon": out["reached_epsilon"], "wall_time": out["wall_time"]}
+        extra = ("reached_epsilon", "wall_time", "note")
+        payload = {k: out[k] for k in keys + extra}
         typer.echo(json.dumps(payload))
         return
     exact = "" if the_oracle.mean is None else f"   (exact mean {the_oracle.mean:.6f})"
@@ -49,8 +58,10 @@ def estimate(
     typer.echo(f"method       {result.method} on {result.target}, eps={epsilon}, alpha={alpha}")
     typer.echo(f"oracle calls {result.oracle_calls}  (sum of shots*(2k+1) over {len(result.rounds)} rounds)")
     typer.echo("rounds (k, shots, ones): " + " ".join(f"({r.k},{r.shots},{r.ones})" for r in result.rounds))
+    if result.note:
+        typer.echo(f"note         {result.note}")
     if not result.reached_epsilon:
-        typer.echo("warning: the interval is wider than 2*epsilon (round or depth cap reached)")
+        typer.echo("warning: epsilon was not reached (see the note, or the round cap was hit)")
 
 
 @circuits_app.command("export")

@@ -41,7 +41,8 @@ reached honestly on this device and the estimate must say so).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from qiskit import QuantumCircuit
@@ -49,6 +50,10 @@ from qiskit import QuantumCircuit
 from qbo.calibration import Snapshot
 from qbo.grover import power_circuit
 from qbo.oracles.base import Oracle
+
+if TYPE_CHECKING:
+    from qbo.qmc.iae import IterativeAmplitudeEstimation
+    from qbo.qmc.result import Estimate
 
 _SKIP = ("barrier", "measure", "delay")
 
@@ -189,3 +194,42 @@ def choose_k_max(
     rows = depth_table(snapshot, oracle, range(needed_k(epsilon_unit) + 1), idle, readout_mitigated)
     ok = [r.k for r in rows if r.bias_bound <= fraction * epsilon_unit]
     return max(ok) if ok else None
+
+
+@dataclass(frozen=True)
+class CalibrationAwareIAE:
+    """IAE whose Grover depth is capped by a device's calibration (issue: calibration-aware depth).
+
+    Before estimating, ``choose_k_max`` predicts the deepest power whose noise bias stays
+    below ``fraction * eps``; IAE then never goes deeper. When no power qualifies, eps is out
+    of reach on this device: the estimate is still made (at k = 0) but says so, with
+    ``reached_epsilon=False`` and a note, instead of passing off a biased interval as 2 eps wide.
+    """
+
+    iae: "IterativeAmplitudeEstimation"
+    snapshot: Snapshot
+    fraction: float = 0.5
+
+    @property
+    def epsilon(self) -> float:
+        return self.iae.epsilon
+
+    @property
+    def alpha(self) -> float:
+        return self.iae.alpha
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        return self.iae.expected_calls(epsilon_unit)
+
+    def estimate(self, oracle: Oracle, executor) -> "Estimate":
+        from qbo.qmc.base import unit_epsilon
+
+        eps_unit = unit_epsilon(oracle, self.iae.epsilon)
+        k_max = choose_k_max(self.snapshot, oracle, eps_unit, self.fraction)
+        if k_max is None:
+            est = replace(self.iae, k_max=0).estimate(oracle, executor)
+            note = (f"eps={self.iae.epsilon} is out of reach on {self.snapshot.name}: the predicted noise bias "
+                    f"exceeds {self.fraction} eps at every Grover power; the interval covers sampling error only")
+            return replace(est, reached_epsilon=False, note=note)
+        est = replace(self.iae, k_max=k_max).estimate(oracle, executor)
+        return replace(est, note=f"Grover powers capped at k_max={k_max} by {self.snapshot.name}'s calibration")

@@ -67,3 +67,22 @@ def test_choose_k_max_and_unreachable():
     assert choose_k_max(bad, oracle, 0.3) is None
     with pytest.raises(ValueError, match="fraction"):
         choose_k_max(snapshot, oracle, 0.05, fraction=0)
+
+
+def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
+    from qbo.depth import CalibrationAwareIAE, choose_k_max
+    from qbo.execution.aer import AerExecutor
+    from qbo.qmc import IterativeAmplitudeEstimation
+
+    snapshot = load_snapshot("fake_brisbane")
+    oracle = bernoulli(0.3)
+    capped = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.02), snapshot)
+    est = capped.estimate(oracle, AerExecutor(snapshot, seed=3))
+    k_max = choose_k_max(snapshot, oracle, 0.02)
+    assert k_max is not None and max(r.k for r in est.rounds) <= k_max
+    assert f"k_max={k_max}" in est.note
+    # eps = 0.002: the predicted bias exceeds eps/2 at every power (choose_k_max is None)
+    assert choose_k_max(snapshot, oracle, 0.002) is None
+    out = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot).estimate(oracle, AerExecutor(snapshot, seed=3))
+    assert not out.reached_epsilon and "out of reach" in out.note
+    assert all(r.k == 0 for r in out.rounds)

@@ -31,6 +31,7 @@ class Estimate:
     """An estimate of E[y] in reward units, built once at the end of an estimation.
 
     ``oracle_calls`` is exactly ``sum(r.shots * r.scale * (2 r.k + 1) for r in rounds)``.
+    ``note`` says what limited the estimate, e.g. a device on which eps is out of reach.
     ``reached_epsilon`` is False when the estimator stopped (e.g. at its round or depth cap)
     with an interval wider than 2 epsilon; the interval is still honest.
     """
@@ -45,6 +46,7 @@ class Estimate:
     method: str
     target: str
     reached_epsilon: bool = True
+    note: str = ""
 
     @property
     def oracle_calls(self) -> int:
