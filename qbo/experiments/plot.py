@@ -29,7 +29,20 @@ def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400)
     return curves
 
 
+Curves = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
 def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path) -> None:
+    """Cumulative regret against oracle calls, labelled with the accounting used."""
+    accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
+    save_curves(
+        regret_curves(records, config.budget), path, xlabel="oracle calls" + accounting,
+        ylabel="cumulative regret", title=f"{config.problem}, target {config.target}, {config.trials} trials",
+    )
+
+
+def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, title: str) -> None:
+    """Draw mean +- stderr bands, one per algorithm, and write the PNG atomically."""
     import io
 
     import matplotlib
@@ -38,13 +51,12 @@ def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: s
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for alg, (x, mean, se) in regret_curves(records, config.budget).items():
+    for alg, (x, mean, se) in curves.items():
         ax.plot(x, mean, label=alg)
         ax.fill_between(x, mean - se, mean + se, alpha=0.25)
-    label = "oracle calls" + (" (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))")
-    ax.set_xlabel(label)
-    ax.set_ylabel("cumulative regret")
-    ax.set_title(f"{config.problem}, target {config.target}, {config.trials} trials")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()

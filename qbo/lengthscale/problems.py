@@ -21,12 +21,11 @@ import math
 
 import numpy as np
 
-from qbo.oracles import bernoulli, default_window, gaussian
 from qbo.problems.base import Problem
+from qbo.problems.rewards import reward_oracles
 
 __all__ = ["berkenkamp", "berkenkamp_function", "michalewicz", "michalewicz_function"]
 
-NOISES = ("gaussian", "bernoulli")
 
 
 def berkenkamp_function(x: np.ndarray) -> np.ndarray:
@@ -43,24 +42,10 @@ def michalewicz_function(z: np.ndarray, m: int = 10) -> np.ndarray:
     return np.sum(np.sin(z) * np.sin(i * z**2 / math.pi) ** (2 * m), axis=1)
 
 
-def _oracles(f: np.ndarray, noise: str, std: float, qubits: int) -> list:
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
-    if noise == "bernoulli":
-        return [bernoulli(float(v)) for v in f]
-    window = default_window(std)
-    return [gaussian(float(v), std, qubits, window=window) for v in f]
-
-
 def _check_count(name: str, value: int, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
-
-
-def _noise_params(noise: str, std: float, qubits: int) -> dict:
-    """std and qubits shape only Gaussian oracles; Bernoulli problems do not record them."""
-    return {"std": std, "qubits": qubits} if noise == "gaussian" else {}
 
 
 def berkenkamp(noise: str = "gaussian", std: float = 0.05, num_arms: int = 200,
@@ -69,9 +54,9 @@ def berkenkamp(noise: str = "gaussian", std: float = 0.05, num_arms: int = 200,
     one per trial) but the problem is deterministic."""
     n = _check_count("num_arms", num_arms, 2)
     x = np.linspace(0.0, 1.0, n)
-    params = {"noise": noise, "num_arms": n, "seed": seed} | _noise_params(noise, std, qubits)
-    return Problem.from_oracles(f"berkenkamp-{noise}", x[:, None],
-                                _oracles(berkenkamp_function(x), noise, std, qubits), params)
+    oracles, shaped = reward_oracles(berkenkamp_function(x), noise, std, qubits)
+    params = {"noise": noise, "num_arms": n, "seed": seed} | shaped
+    return Problem.from_oracles(f"berkenkamp-{noise}", x[:, None], oracles, params)
 
 
 def michalewicz(noise: str = "gaussian", std: float = 0.05, num_arms: int = 1000, dim: int = 5,
@@ -81,5 +66,6 @@ def michalewicz(noise: str = "gaussian", std: float = 0.05, num_arms: int = 1000
     u = np.random.default_rng(seed).uniform(0.0, 1.0, size=(n, d))
     g = michalewicz_function(math.pi * u)
     f = (g - g.min()) / (g.max() - g.min())
-    params = {"noise": noise, "num_arms": n, "dim": d, "seed": seed} | _noise_params(noise, std, qubits)
-    return Problem.from_oracles(f"michalewicz-{noise}", u, _oracles(f, noise, std, qubits), params)
+    oracles, shaped = reward_oracles(f, noise, std, qubits)
+    params = {"noise": noise, "num_arms": n, "dim": d, "seed": seed} | shaped
+    return Problem.from_oracles(f"michalewicz-{noise}", u, oracles, params)

@@ -42,7 +42,7 @@ import numpy as np
 
 from qbo.oracles import default_window, gaussian
 from qbo.problems.base import Problem
-from qbo.problems.synthetic import _check_int, _check_positive
+from qbo.problems.rewards import check_int, check_positive
 
 GRID = tuple(float(v) for v in np.logspace(-4, 0, 5))
 DATASET = "load_breast_cancer"
@@ -62,7 +62,7 @@ def compute_svm_table(seed: int = SHIPPED_SEED) -> dict[str, Any]:
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    seed = _check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     x, y = load_breast_cancer(return_X_y=True)
     x_tr, x_va, y_tr, y_va = train_test_split(x, y, test_size=TEST_SIZE, stratify=y, random_state=seed)
     scaler = StandardScaler().fit(x_tr)
@@ -104,13 +104,13 @@ def _table_json(seed: int) -> str:
 
 def svm_table(seed: int = SHIPPED_SEED) -> dict[str, Any]:
     """The table record for ``seed`` (shipped for seed 0, computed and memoised otherwise)."""
-    return json.loads(_table_json(_check_int("seed", seed, 0)))
+    return json.loads(_table_json(check_int("seed", seed, 0)))
 
 
 def automl_svm(std: float = 0.1, seed: int = SHIPPED_SEED, qubits: int = 6) -> Problem:
     """The 25-arm SVM tuning problem; ``seed`` picks the train/validation split (see module doc)."""
-    std = _check_positive("std", std)
-    qubits = _check_int("qubits", qubits, 1)
+    std = check_positive("std", std)
+    qubits = check_int("qubits", qubits, 1)
     table = svm_table(seed)
     acc = np.asarray(table["accuracy"], dtype=float)
     logc, logg = np.log10(table["C"]), np.log10(table["gamma"])

@@ -22,9 +22,8 @@ import itertools
 
 import numpy as np
 
-from qbo.oracles import bernoulli, default_window, gaussian
 from qbo.problems.base import Problem
-from qbo.problems.synthetic import _check_int, _check_noise, _check_positive
+from qbo.problems.rewards import check_int, check_noise, reward_oracles
 
 LAYOUTS = ("grid", "random")
 LOW, HIGH = 0.1, 0.9
@@ -46,9 +45,9 @@ def linear_function(
     dim: int = 2, num_arms: int = 25, seed: int = 0, layout: str = "grid"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """The arms (num_arms x dim) and the affine reward's coefficients (w, c): f = arms @ w + c."""
-    dim = _check_int("dim", dim, 1)
-    num_arms = _check_int("num_arms", num_arms, 2)
-    seed = _check_int("seed", seed, 0)
+    dim = check_int("dim", dim, 1)
+    num_arms = check_int("num_arms", num_arms, 2)
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     theta = rng.standard_normal(dim)
     arms = linear_arms(dim, num_arms, layout, rng)
@@ -70,19 +69,13 @@ def linear(
     layout: str = "grid",
 ) -> Problem:
     """Affine reward f(x) = w^T x + c on [0.1, 0.9]; ``std``/``qubits`` apply to Gaussian noise only."""
-    dim = _check_int("dim", dim, 1)
-    num_arms = _check_int("num_arms", num_arms, 2)
-    seed = _check_int("seed", seed, 0)
-    noise = _check_noise(noise)
+    dim = check_int("dim", dim, 1)
+    num_arms = check_int("num_arms", num_arms, 2)
+    seed = check_int("seed", seed, 0)
+    noise = check_noise(noise)
     arms, w, c = linear_function(dim, num_arms, seed, layout)
     f = np.clip(arms @ w + c, LOW, HIGH)
     params: dict[str, object] = {"dim": dim, "num_arms": num_arms, "seed": seed, "noise": noise, "layout": layout}
-    if noise == "bernoulli":
-        oracles = [bernoulli(v) for v in f]
-    else:
-        std = _check_positive("std", std)
-        qubits = _check_int("qubits", qubits, 1)
-        window = default_window(std)
-        oracles = [gaussian(v, std, qubits, window=window) for v in f]
-        params.update(std=std, qubits=qubits)
+    oracles, shaped = reward_oracles(f, noise, std, qubits)
+    params.update(shaped)
     return Problem.from_oracles("linear", arms, oracles, params)

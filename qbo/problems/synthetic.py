@@ -21,38 +21,13 @@ The same seed gives the same f for both noise types.
 
 from __future__ import annotations
 
-import math
-import numbers
 
 import numpy as np
 
-from qbo.oracles import bernoulli, default_window, gaussian
 from qbo.problems.base import Problem
+from qbo.problems.rewards import check_int, check_noise, check_positive, reward_oracles
 
-NOISES = ("bernoulli", "gaussian")
 JITTERS = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: object) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
-def _check_noise(noise: object) -> str:
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
-    return str(noise)
 
 
 def se_gp_sample(x: np.ndarray, lengthscale: float, rng: np.random.Generator) -> np.ndarray:
@@ -75,9 +50,9 @@ def se_gp_sample(x: np.ndarray, lengthscale: float, rng: np.random.Generator) ->
 
 def synthetic_function(seed: int = 0, num_arms: int = 20, lengthscale: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
     """The arms x (num_arms,) and the min-max scaled GP draw f(x) in [0, 1] (min 0, max 1)."""
-    seed = _check_int("seed", seed, 0)
-    num_arms = _check_int("num_arms", num_arms, 2)
-    lengthscale = _check_positive("lengthscale", lengthscale)
+    seed = check_int("seed", seed, 0)
+    num_arms = check_int("num_arms", num_arms, 2)
+    lengthscale = check_positive("lengthscale", lengthscale)
     x = np.linspace(0.0, 1.0, num_arms)
     g = se_gp_sample(x[:, None], lengthscale, np.random.default_rng(seed))
     span = g.max() - g.min()
@@ -98,15 +73,9 @@ def synthetic(
 
     Arms are x_i = i / (num_arms - 1) as an (num_arms, 1) array; see the module docstring.
     """
-    noise = _check_noise(noise)
+    noise = check_noise(noise)
     x, f = synthetic_function(seed, num_arms, lengthscale)
     params: dict[str, object] = {"seed": seed, "num_arms": num_arms, "lengthscale": float(lengthscale)}
-    if noise == "bernoulli":
-        oracles = [bernoulli(v) for v in f]
-    else:
-        std = _check_positive("std", std)
-        qubits = _check_int("qubits", qubits, 1)
-        window = default_window(std)
-        oracles = [gaussian(v, std, qubits, window=window) for v in f]
-        params.update(std=std, qubits=qubits)
+    oracles, shaped = reward_oracles(f, noise, std, qubits)
+    params.update(shaped)
     return Problem.from_oracles(f"synthetic-{noise}", x[:, None], oracles, params)

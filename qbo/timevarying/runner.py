@@ -40,8 +40,8 @@ import numpy as np
 
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.config import ExperimentConfig
-from qbo.files import write_bytes_atomic, write_text_atomic
-from qbo.experiments.plot import regret_curves
+from qbo.files import write_text_atomic
+from qbo.experiments.plot import regret_curves, save_curves
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.gp.kernels import make_kernel
 from qbo.qmc import make_estimator
@@ -272,28 +272,17 @@ def write_tv_results(out: Path, cfg: ExperimentConfig, records: list[dict[str, A
 
 def plot_tv_regret(records: list[dict[str, Any]], cfg: ExperimentConfig, path: str | Path, per_round: bool) -> None:
     """Mean +- stderr of R_n / n against n (seed Fig. 1), or of R_T against oracle calls."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     points = cfg.budget + 1 if per_round else 400
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for alg, (x, mean, se) in regret_curves(records, cfg.budget, points).items():
-        scale = np.where(x > 0, x, np.nan) if per_round else 1.0
-        ax.plot(x, mean / scale, label=alg)
-        ax.fill_between(x, (mean - se) / scale, (mean + se) / scale, alpha=0.25)
-    ax.set_xlabel("round n" if per_round else "oracle calls (honest: shots x (2k+1))")
-    ax.set_ylabel("R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)")
+    curves = regret_curves(records, cfg.budget, points)
+    if per_round:  # R_n / n, undefined at n = 0
+        curves = {a: (x, m / np.where(x > 0, x, np.nan), se / np.where(x > 0, x, np.nan)) for a, (x, m, se) in curves.items()}
     opts = dict(cfg.problem_options)
-    ax.set_title(f"{cfg.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {cfg.trials} trials")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_bytes_atomic(path, buffer.getvalue())
+    save_curves(
+        curves, path,
+        xlabel="round n" if per_round else "oracle calls (honest: shots x (2k+1))",
+        ylabel="R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)",
+        title=f"{cfg.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {cfg.trials} trials",
+    )
 
 
 def _plain(r: dict[str, Any]) -> dict[str, Any]:
