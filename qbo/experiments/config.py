@@ -12,6 +12,7 @@ A config file looks like::
     accounting = "honest"      # or "reference" (undercounts, see qbo.experiments.accounting)
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
     mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets)
+    weights = "requested"      # Eq. (3) weights 1/eps^2 from the requested eps_s, or "achieved" half-widths
 
     [problem_options]          # passed to qbo.problems.make_problem
     std = 0.4
@@ -34,6 +35,7 @@ from qbo.experiments.accounting import ACCOUNTINGS
 LEFTOVERS = ("recommend", "stop")
 ESTIMATORS = ("iae", "auto", "mc")
 MITIGATIONS = ("none", "rem", "zne", "zne+rem")
+WEIGHTS = ("requested", "achieved")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class ExperimentConfig:
     accounting: str = "honest"
     leftover: str = "recommend"
     mitigation: str = "none"
+    weights: str = "requested"
     problem_options: dict[str, Any] = field(default_factory=dict)
     algorithm_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -64,6 +67,7 @@ class ExperimentConfig:
         _check_choice("accounting", self.accounting, ACCOUNTINGS)
         _check_choice("leftover", self.leftover, LEFTOVERS)
         _check_choice("mitigation", self.mitigation, MITIGATIONS)
+        _check_choice("weights", self.weights, WEIGHTS)
         if self.mitigation != "none" and self.estimator != "iae":
             raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae', got '{self.estimator}'")
         if not self.algorithms:

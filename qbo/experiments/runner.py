@@ -104,7 +104,9 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
     for algorithm in config.algorithms:
         make_policy(algorithm, problem.arms, **policy_options(
             algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {})))
-    return StageSettings(config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config))
+    return StageSettings(
+        config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config), config.weights
+    )
 
 
 def _mitigation(config: ExperimentConfig):
@@ -172,7 +174,8 @@ def _replay(policy, executor: Executor, lines: list[dict[str, Any]]) -> Progress
 
     for line in lines:
         if line["method"] != "exploit":
-            policy.tell(Query(line["arm"], line["eps"], getattr(policy, "alpha", None)), line["estimate"])
+            query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None))
+            policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"))
     if not lines:
         return Progress()
     executor.rng.bit_generator.state = lines[-1]["rng"]

@@ -11,6 +11,12 @@ T: regret is reported at T. With ``leftover="recommend"`` the calls left after t
 charged at the gap of the policy's recommended arm (what a user would then play); with
 ``"stop"`` they are not charged, as in the paper's R_T over the queries actually made.
 
+Weights (Eq. (3)): ``weights="requested"`` (the paper) weighs a stage's estimate by
+1/eps_s^2 with the eps_s the policy asked for; ``"achieved"`` uses the half-width of the
+interval QMC actually returned, which is valid for the same failure probability and often
+narrower (IAE's last round rarely lands exactly on eps). It breaks the doubling identity of
+App. D, so the theory beta no longer follows from it; measured in bench/regret.py.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their
@@ -50,6 +56,7 @@ class StageSettings:
     accounting: str = "honest"
     leftover: str = "recommend"
     mitigation: Any = None
+    weights: str = "requested"
 
 
 def run_stages(
@@ -65,30 +72,32 @@ def run_stages(
         outcome = _measure(problem, executor, query, settings, budget_left=settings.budget - at.calls)
         if outcome is None:  # line 5: the predicted cost does not fit in the budget
             break
-        value, charged, honest, method = outcome
+        value, charged, honest, method, weight_eps = outcome
         charged = min(charged, settings.budget - at.calls)
-        policy.tell(query, value)
-        yield _record(problem, at, query.arm, query.epsilon, method, charged, honest, value)
+        policy.tell(query, value, epsilon=weight_eps)
+        yield _record(problem, at, query.arm, query.epsilon, method, charged, honest, value) | {"weight_eps": weight_eps}
     if settings.leftover == "recommend" and at.calls < settings.budget:
         arm = int(policy.recommend())
         left = settings.budget - at.calls
-        yield _record(problem, at, arm, None, "exploit", left, left, None)
+        yield _record(problem, at, arm, None, "exploit", left, left, None) | {"weight_eps": None}
 
 
 def _measure(
     problem: Problem, executor: Executor, query: Query, settings: StageSettings, budget_left: int
-) -> tuple[float, int, int, str] | None:
+) -> tuple[float, int, int, str, float | None] | None:
+    """(value, charged calls, honest calls, method, eps of the observation's weight)."""
     oracle = problem.oracle(query.arm)
     if query.epsilon is None:
         (sample,) = classical_samples(executor, oracle, 1)
-        return float(sample), 1, 1, "sample"
+        return float(sample), 1, 1, "sample", None
     estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if estimator.expected_calls(eps_unit) > budget_left:
         return None
     estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)
-    return estimate.value, charged, estimate.oracle_calls, estimate.method
+    weight_eps = query.epsilon if settings.weights == "requested" else max(estimate.half_width, 1e-12)
+    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps
 
 
 def _record(
