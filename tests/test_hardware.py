@@ -262,6 +262,8 @@ def test_crash_after_the_service_accepted_the_job_then_resume_reattaches_by_tag(
     with pytest.raises(SimulatedCrash):
         executor(FaultyConnection(conn, FaultPlan(crash_on_submit=0)), tmp_path).run(circuits(2), [100])
     assert events(tmp_path) == ["intent"] and len(conn.submitted) == 1  # the service has it, the journal not
+    listed = JobJournal.in_run_dir(tmp_path).jobs()
+    assert [(j["job_id"], j["status"]) for j in listed] == [("-", "unsure")]  # `qbo jobs list` shows it
     resumed = FaultyConnection(conn, FaultPlan())
     again = executor(resumed, tmp_path).run(circuits(2), [100])  # a new process
     assert again == executor(ExactConnection()).run(circuits(2), [100])
@@ -269,6 +271,7 @@ def test_crash_after_the_service_accepted_the_job_then_resume_reattaches_by_tag(
     entries = JobJournal.in_run_dir(tmp_path).read()
     assert [e["event"] for e in entries] == ["intent", "submitted", "done"]
     assert entries[1]["via"] == "tag" and entries[1]["job_id"] == conn.submitted[0] and entries[1]["attempt"] == 1
+    assert [j["status"] for j in JobJournal.in_run_dir(tmp_path).jobs()] == ["done"]
     assert duplicate_submissions(entries) == [] and len(once_per_fingerprint(conn, tmp_path)) == 1
 
 

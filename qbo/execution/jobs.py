@@ -169,16 +169,25 @@ class JobJournal:
             self._index.setdefault(entry["fingerprint"], []).append(entry)
 
     def jobs(self) -> list[dict[str, Any]]:
-        """One summary per submitted job: its submission line plus its latest status."""
+        """One summary per submitted job: its submission line plus its latest status.
+
+        A request whose last line is an ``intent`` (the process died, or the submit call
+        failed, before a job id came back) is listed as ``unsure`` with job id ``-``: a
+        resume looks it up on the service by its tag before submitting anything.
+        """
         jobs: dict[str, dict[str, Any]] = {}
+        unsure: dict[str, dict[str, Any]] = {}
         for entry in self.read():
-            job_id = entry.get("job_id")
-            if entry["event"] == "submitted":
+            job_id, fp = entry.get("job_id"), entry.get("fingerprint")
+            if entry["event"] == "intent":
+                unsure[fp] = {k: v for k, v in entry.items() if k != "event"} | {"job_id": "-", "status": "unsure"}
+            elif entry["event"] == "submitted":
+                unsure.pop(fp, None)
                 jobs[job_id] = {k: v for k, v in entry.items() if k != "event"} | {"status": "submitted"}
             elif job_id in jobs:
                 jobs[job_id]["status"] = entry["event"]
                 jobs[job_id]["updated"] = entry["time"]
-        return list(jobs.values())
+        return list(jobs.values()) + list(unsure.values())
 
 
 def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
