@@ -35,6 +35,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except typer.Abort:
+        typer.echo("Aborted.", err=True)
         sys.exit(1)
     except Exception as exc:
         if not _is_usage_error(exc):

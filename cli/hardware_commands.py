@@ -78,6 +78,8 @@ def submit(
     runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
+    if (folder / "config.toml").exists() and load_config(folder / "config.toml") != cfg:
+        raise ValueError(f"'{folder}' holds a different experiment; use a fresh --out or `qbo jobs resume {folder}`")
     write_settings(folder, mode, retry)
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
 

@@ -198,12 +198,15 @@ def choose_k_max(
 
 @dataclass(frozen=True)
 class CalibrationAwareIAE:
-    """IAE whose Grover depth is capped by a device's calibration (issue: calibration-aware depth).
+    """IAE whose Grover depth is capped by a device's calibration.
 
-    Before estimating, ``choose_k_max`` predicts the deepest power whose noise bias stays
-    below ``fraction * eps``; IAE then never goes deeper. When no power qualifies, eps is out
-    of reach on this device: the estimate is still made (at k = 0) but says so, with
-    ``reached_epsilon=False`` and a note, instead of passing off a biased interval as 2 eps wide.
+    Before estimating, ``choose_k_max`` finds the deepest power whose predicted noise bias
+    stays below ``fraction * eps``; IAE then never goes deeper (nor deeper than a ``k_max``
+    the IAE already has). The bias bound is not monotone in k (shallow powers can be worse
+    in amplitude terms, see ``amplitude_bias``), so this caps depth; it does not bound the
+    bias of every shallower round. When no power qualifies, eps is out of reach on this
+    device: the estimate is still made (at k = 0) but says so, with ``reached_epsilon=False``
+    and a note, instead of passing off a biased interval as 2 eps wide.
     """
 
     iae: "IterativeAmplitudeEstimation"
@@ -218,18 +221,33 @@ class CalibrationAwareIAE:
     def alpha(self) -> float:
         return self.iae.alpha
 
-    def expected_calls(self, epsilon_unit: float) -> float:
-        return self.iae.expected_calls(epsilon_unit)
-
-    def estimate(self, oracle: Oracle, executor) -> "Estimate":
+    def capped(self, oracle: Oracle) -> tuple["IterativeAmplitudeEstimation", int | None]:
+        """The IAE this device allows for ``oracle``, and the device's k_max (None: eps out of reach)."""
         from qbo.qmc.base import unit_epsilon
 
         eps_unit = unit_epsilon(oracle, self.iae.epsilon)
         k_max = choose_k_max(self.snapshot, oracle, eps_unit, self.fraction)
+        cap = 0 if k_max is None else k_max
+        if self.iae.k_max is not None:
+            cap = min(cap, self.iae.k_max)
+        return replace(self.iae, k_max=cap), k_max
+
+    def expected_calls_for(self, oracle: Oracle) -> float:
+        """Cost model of the capped IAE (use this, not the uncapped model, to plan a budget)."""
+        from qbo.qmc.base import unit_epsilon
+
+        iae, _ = self.capped(oracle)
+        return iae.expected_calls(unit_epsilon(oracle, self.iae.epsilon))
+
+    def estimate(self, oracle: Oracle, executor) -> "Estimate":
+        from qbo.qmc.base import unit_epsilon
+
+        iae, k_max = self.capped(oracle)
+        est = iae.estimate(oracle, executor)
         if k_max is None:
-            est = replace(self.iae, k_max=0).estimate(oracle, executor)
             note = (f"eps={self.iae.epsilon} is out of reach on {self.snapshot.name}: the predicted noise bias "
                     f"exceeds {self.fraction} eps at every Grover power; the interval covers sampling error only")
             return replace(est, reached_epsilon=False, note=note)
-        est = replace(self.iae, k_max=k_max).estimate(oracle, executor)
-        return replace(est, note=f"Grover powers capped at k_max={k_max} by {self.snapshot.name}'s calibration")
+        if iae.k_max < needed_k(unit_epsilon(oracle, self.iae.epsilon)):
+            return replace(est, note=f"Grover powers capped at k_max={iae.k_max} by {self.snapshot.name}'s calibration")
+        return replace(est, note=f"{self.snapshot.name}'s calibration allows every power IAE needs (k <= {k_max})")

@@ -80,7 +80,7 @@ def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
     est = capped.estimate(oracle, AerExecutor(snapshot, seed=3))
     k_max = choose_k_max(snapshot, oracle, 0.02)
     assert k_max is not None and max(r.k for r in est.rounds) <= k_max
-    assert f"k_max={k_max}" in est.note
+    assert f"{k_max}" in est.note and "fake_brisbane" in est.note
     # eps = 0.002: the predicted bias exceeds eps/2 at every power (choose_k_max is None)
     assert choose_k_max(snapshot, oracle, 0.002) is None
     out = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot).estimate(oracle, AerExecutor(snapshot, seed=3))

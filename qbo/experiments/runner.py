@@ -5,7 +5,8 @@ Output folder::
     config.toml      the resolved configuration
     units/*.jsonl    one journal per unit (see qbo.experiments.journal); resume reads these
     stages.jsonl     one line per stage: trial, algorithm, stage, arm, eps, method,
-                     oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret
+                     oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret,
+                     weight_eps (the eps of the observation's weight 1/eps^2; None if classical)
     summary.csv      final cumulative regret (mean, stderr) per algorithm
     regret.png       mean +- stderr of cumulative regret against oracle calls
 

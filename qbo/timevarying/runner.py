@@ -48,7 +48,7 @@ from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
 from qbo.sampling import classical_samples
 from qbo.timevarying.policies import CLASSICAL_TV_POLICIES, TVConfig, TVPolicy, TVQuery
-from qbo.timevarying.problems import ArmSpace, TVProblem, World, drifting_oracle, make_tv_problem
+from qbo.timevarying.problems import TVProblem, World, drifting_oracle, make_tv_problem
 from qbo.timevarying.qpolicy import QUANTUM_TV_POLICIES, QCTVConfig, QCTVGPUCB
 
 __all__ = ["DEFAULT_ROUNDS", "TV_PROBLEMS", "TV_POLICIES", "is_tv_problem", "make_tv_policy",
@@ -208,17 +208,18 @@ def run_tv_experiment(config: ExperimentConfig | Mapping[str, Any], out_dir: str
     cfg = config if isinstance(config, ExperimentConfig) else ExperimentConfig(**dict(config))
     _validate(cfg)
     out = Path(out_dir)
-    _claim(out, cfg)
     popts = dict(cfg.problem_options)
     qopts = QUANTUM_OPTIONS | {k: popts.pop(k) for k in list(popts) if k in QUANTUM_OPTIONS}
     init = int(popts.pop("init", 30))
     quantum = any(a in QUANTUM_TV_POLICIES for a in cfg.algorithms)
-    space: ArmSpace | None = None
+    first = make_tv_problem(cfg.problem, **popts)  # bad options fail before the folder is claimed
+    for alg in cfg.algorithms:
+        _policy(cfg, first, alg, quantum, qopts, {})
+    _claim(out, cfg)
     grams: dict = {}
     records: list[dict[str, Any]] = []
     for trial in range(cfg.trials):
-        problem = make_tv_problem(cfg.problem, space=space, **popts)
-        space = problem.space
+        problem = first if trial == 0 else make_tv_problem(cfg.problem, space=first.space, **popts)
         for alg in cfg.algorithms:
             seeds = (cfg.seed, trial)
             lines = _run_unit(cfg, problem, alg, seeds, quantum, qopts, init, grams)
@@ -229,16 +230,23 @@ def run_tv_experiment(config: ExperimentConfig | Mapping[str, Any], out_dir: str
     return records
 
 
-def _run_unit(cfg: ExperimentConfig, problem: TVProblem, alg: str, seeds: tuple[int, int], quantum: bool,
-              qopts: dict[str, Any], init: int, grams: dict) -> list[dict[str, Any]]:
+def _policy(cfg: ExperimentConfig, problem: TVProblem, alg: str, quantum: bool, qopts: dict[str, Any],
+            grams: dict) -> TVPolicy | QCTVGPUCB:
     user = cfg.algorithm_options.get(alg, {})
     if not quantum:
-        return run_classical_trial(problem, make_tv_policy(alg, problem, user, grams=grams), cfg.budget, init, seeds)
+        return make_tv_policy(alg, problem, user, grams=grams)
+    lo, hi = qopts["window"]
+    return make_tv_policy(alg, problem, user, budget=cfg.budget, reward_range=hi - lo,
+                          sec_per_call=qopts["sec_per_call"], overhead=qopts["overhead"], grams=grams)
+
+
+def _run_unit(cfg: ExperimentConfig, problem: TVProblem, alg: str, seeds: tuple[int, int], quantum: bool,
+              qopts: dict[str, Any], init: int, grams: dict) -> list[dict[str, Any]]:
+    policy = _policy(cfg, problem, alg, quantum, qopts, grams)
+    if not quantum:
+        return run_classical_trial(problem, policy, cfg.budget, init, seeds)
     from qbo.execution import make_executor
 
-    lo, hi = qopts["window"]
-    policy = make_tv_policy(alg, problem, user, budget=cfg.budget, reward_range=hi - lo,
-                            sec_per_call=qopts["sec_per_call"], overhead=qopts["overhead"], grams=grams)
     digest = hashlib.sha256(f"{seeds}/{alg}".encode()).digest()
     executor = make_executor(cfg.target, seed=int.from_bytes(digest[:8], "little"))
     return run_quantum_trial(problem, policy, cfg.budget, seeds, executor, qopts, cfg.estimator, cfg.accounting,
@@ -253,6 +261,8 @@ def _validate(cfg: ExperimentConfig) -> None:
             raise ValueError(f"unknown time-varying policy {alg!r}; expected one of {TV_POLICIES}")
     if cfg.mitigation != "none":
         raise ValueError(f"time-varying runs do not support mitigation yet, got mitigation '{cfg.mitigation}'")
+    if cfg.weights != "requested":
+        raise ValueError(f"time-varying runs weigh stages by the requested eps only, got weights '{cfg.weights}'")
     clock = dict(cfg.problem_options).get("clock", "calls")
     if clock not in ("calls", "wall"):
         raise ValueError(f"clock must be one of calls, wall, got {clock!r}")
