@@ -233,49 +233,38 @@ def section_options(args) -> None:
             report(f"{p}{dict(o) or ''} {name}", groups[replace(Case(p, 'q-gp-ucb', args.budget, 0, o), **c)])
 
 
-def section_sweep(args) -> None:
-    header("Sweep: synthetic-bernoulli with the gap between the best two arms set, honest accounting")
+VARIANTS = [("q-gp-ucb", ()), ("q-gp-ucb", (("beta", math.sqrt(2.0)),)), ("gp-ucb", ())]
+
+
+def grid_section(args, field: str, values: list[float]) -> None:
+    """q-gp-ucb (two betas) vs gp-ucb over budgets x a problem transform (gap or spread)."""
     budgets = [int(float(b)) for b in args.budgets.split(",")]
-    gaps = [float(g) for g in args.gaps.split(",")]
-    variants = [("q-gp-ucb", ()), ("q-gp-ucb", (("beta", math.sqrt(2.0)),)), ("gp-ucb", ())]
     cases = [
-        Case("synthetic-bernoulli", a, T, t, gap=g, options=o)
-        for T in budgets for g in gaps for a, o in variants for t in range(args.sweep_trials)
+        Case("synthetic-bernoulli", a, T, t, options=o, **{field: v})
+        for T in sorted(budgets, reverse=True)  # longest units first, so the pool ends together
+        for v in values for a, o in VARIANTS for t in range(args.sweep_trials)
     ]
     groups = grouped(cases, args.workers)
     for T in budgets:
-        for g in gaps:
+        for v in values:
             rows = {}
-            for a, o in variants:
+            for a, o in VARIANTS:
                 label = a + (" beta sqrt2" if o else "")
-                rows[label] = report(f"T={T:<8d} gap={g:<5} {label}", groups[Case("synthetic-bernoulli", a, T, 0, gap=g, options=o)])
-            q = min(rows["q-gp-ucb"][0], rows["q-gp-ucb beta sqrt2"][0])
-            verdict = "q-gp-ucb wins" if q < rows["gp-ucb"][0] else "gp-ucb wins"
-            ratio = q / max(rows["gp-ucb"][0], 1e-9)
-            text = f"  -> {verdict} (best q-gp-ucb / gp-ucb = {ratio:.2f})"
+                key = Case("synthetic-bernoulli", a, T, 0, options=o, **{field: v})
+                rows[label] = report(f"T={T:<8d} {field}={v:<5} {label}", groups[key])
+            ratio = min(rows["q-gp-ucb"][0], rows["q-gp-ucb beta sqrt2"][0]) / max(rows["gp-ucb"][0], 1e-9)
+            text = f"  -> {'q-gp-ucb wins' if ratio < 1 else 'gp-ucb wins'} (best q-gp-ucb / gp-ucb = {ratio:.2f})"
             print(f"| {text:70s} | {'':24s} | {'':8s} | {'':7s} |")
+
+
+def section_sweep(args) -> None:
+    header("Sweep: synthetic-bernoulli with the gap between the best two arms set, honest accounting")
+    grid_section(args, "gap", [float(g) for g in args.gaps.split(",")])
 
 
 def section_frontier(args) -> None:
     header("Frontier: synthetic-bernoulli with every mean squeezed into [1 - spread, 1], honest accounting")
-    budgets = [int(float(b)) for b in args.budgets.split(",")][::-1]  # longest first (pool order)
-    spreads = [float(v) for v in args.spreads.split(",")]
-    variants = [("q-gp-ucb", ()), ("q-gp-ucb", (("beta", math.sqrt(2.0)),)), ("gp-ucb", ())]
-    cases = [
-        Case("synthetic-bernoulli", a, T, t, spread=v, options=o)
-        for T in budgets for v in spreads for a, o in variants for t in range(args.sweep_trials)
-    ]
-    groups = grouped(cases, args.workers)
-    for T in budgets[::-1]:
-        for v in spreads:
-            rows = {}
-            for a, o in variants:
-                label = a + (" beta sqrt2" if o else "")
-                rows[label] = report(f"T={T:<8d} spread={v:<5} {label}", groups[Case("synthetic-bernoulli", a, T, 0, spread=v, options=o)])
-            q = min(rows["q-gp-ucb"][0], rows["q-gp-ucb beta sqrt2"][0])
-            ratio = q / max(rows["gp-ucb"][0], 1e-9)
-            text = f"  -> {'q-gp-ucb wins' if ratio < 1 else 'gp-ucb wins'} (best q-gp-ucb / gp-ucb = {ratio:.2f})"
-            print(f"| {text:70s} | {'':24s} | {'':8s} | {'':7s} |")
+    grid_section(args, "spread", [float(v) for v in args.spreads.split(",")])
 
 
 def main() -> None:
