@@ -27,7 +27,6 @@ Sections (pick with --section, default all):
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -38,6 +37,7 @@ import numpy as np
 from qbo.algorithms import make_policy
 from qbo.execution import ExactExecutor
 from qbo.experiments.defaults import policy_options
+from qbo.experiments.runner import stable_seed
 from qbo.experiments.summary import mean_stderr
 from qbo.experiments.trial import StageSettings, run_stages
 from qbo.oracles import bernoulli, discrete
@@ -129,8 +129,7 @@ def run_case(case: Case) -> dict:
     if case.eps_power != 2.0 and policy.quantum:
         policy = _EpsPower(policy, case.eps_power)
     # a stable seed per (trial, algorithm): Python's str hash is randomised per process
-    digest = hashlib.sha256(f"{case.trial}/{case.algorithm}".encode()).digest()
-    executor = ExactExecutor(seed=int.from_bytes(digest[:8], "little"))
+    executor = ExactExecutor(seed=stable_seed(f"{case.trial}/{case.algorithm}"))
     settings = StageSettings(case.budget, case.estimator, case.accounting, "recommend", None, case.weights)
     start = time.perf_counter()
     last = None

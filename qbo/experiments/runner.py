@@ -53,8 +53,12 @@ class Unit:
         return f"trial{self.trial:03d}-{self.algorithm}"
 
     def seed(self, base: int) -> int:
-        digest = hashlib.sha256(f"{base}/{self.trial}/{self.algorithm}".encode()).digest()
-        return int.from_bytes(digest[:8], "little")
+        return stable_seed(f"{base}/{self.trial}/{self.algorithm}")
+
+
+def stable_seed(text: str) -> int:
+    """A 64-bit seed from ``text`` that is the same in every process (unlike ``hash``)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem:
@@ -78,14 +82,14 @@ def run_experiment(
         if (out / "config.toml").exists():
             raise ValueError(f"time-varying runs cannot be resumed yet; start afresh instead of '{out}'")
         return run_tv_experiment(config, out, on_progress)
-    settings = check_experiment(config)  # everything that can fail on bad input, before any file
+    settings, first = check_experiment(config)  # what can fail on bad input, before any file
     # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
     executor = make_executor(config.target, seed=config.seed, run_dir=out)
     _claim(out, config)
     records: list[dict[str, Any]] = []
     try:
         for trial in range(config.trials):
-            problem = problem_for_trial(config, trial)
+            problem = first if trial == 0 else problem_for_trial(config, trial)
             for algorithm in config.algorithms:
                 unit = Unit(trial, algorithm)
                 lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
@@ -98,16 +102,18 @@ def run_experiment(
     return records
 
 
-def check_experiment(config: ExperimentConfig) -> StageSettings:
+def check_experiment(config: ExperimentConfig) -> tuple[StageSettings, Problem]:
     """Build trial 0's problem and every policy, and resolve the mitigation: a bad name or
-    option fails here, with a one-line ValueError, before a run folder is claimed."""
+    option fails here, with a one-line ValueError, before a run folder is claimed.
+    Returns the stage settings and trial 0's problem (for the run to reuse)."""
     problem = problem_for_trial(config, 0)
     for algorithm in config.algorithms:
         make_policy(algorithm, problem.arms, **policy_options(
             algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {})))
-    return StageSettings(
+    settings = StageSettings(
         config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config), config.weights
     )
+    return settings, problem
 
 
 def _mitigation(config: ExperimentConfig):

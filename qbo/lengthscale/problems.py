@@ -55,7 +55,7 @@ def berkenkamp(noise: str = "gaussian", std: float = 0.05, num_arms: int = 200,
     n = _check_count("num_arms", num_arms, 2)
     x = np.linspace(0.0, 1.0, n)
     oracles, shaped = reward_oracles(berkenkamp_function(x), noise, std, qubits)
-    params = {"noise": noise, "num_arms": n, "seed": seed} | shaped
+    params = {"num_arms": n, "seed": seed} | shaped  # the noise is in the name
     return Problem.from_oracles(f"berkenkamp-{noise}", x[:, None], oracles, params)
 
 
@@ -67,5 +67,5 @@ def michalewicz(noise: str = "gaussian", std: float = 0.05, num_arms: int = 1000
     g = michalewicz_function(math.pi * u)
     f = (g - g.min()) / (g.max() - g.min())
     oracles, shaped = reward_oracles(f, noise, std, qubits)
-    params = {"noise": noise, "num_arms": n, "dim": d, "seed": seed} | shaped
+    params = {"num_arms": n, "dim": d, "seed": seed} | shaped  # the noise is in the name
     return Problem.from_oracles(f"michalewicz-{noise}", u, oracles, params)

@@ -45,9 +45,6 @@ def make_problem(name: str, **options: Any) -> Problem:
     if name not in _BUILDERS:
         raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(PROBLEMS)}")
     builder, allowed = _BUILDERS[name]
-    suffix = name.rpartition("-")[2]
-    if suffix in ("gaussian", "bernoulli") and options.get("noise", suffix) == suffix:
-        options = {k: v for k, v in options.items() if k != "noise"}  # implied by the name
     for key in options:
         if key not in allowed:
             raise ValueError(f"unknown option {key!r} for problem {name!r}; valid options: {', '.join(allowed)}")

@@ -27,7 +27,6 @@ random numbers); QMC shots from (seed, trial, algorithm).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -42,6 +41,7 @@ from qbo.experiments.accounting import charged_calls
 from qbo.experiments.config import ExperimentConfig
 from qbo.files import write_text_atomic
 from qbo.experiments.plot import regret_curves, save_curves
+from qbo.experiments.runner import stable_seed
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.gp.kernels import make_kernel
 from qbo.qmc import make_estimator
@@ -247,8 +247,7 @@ def _run_unit(cfg: ExperimentConfig, problem: TVProblem, alg: str, seeds: tuple[
         return run_classical_trial(problem, policy, cfg.budget, init, seeds)
     from qbo.execution import make_executor
 
-    digest = hashlib.sha256(f"{seeds}/{alg}".encode()).digest()
-    executor = make_executor(cfg.target, seed=int.from_bytes(digest[:8], "little"))
+    executor = make_executor(cfg.target, seed=stable_seed(f"{seeds}/{alg}"))
     return run_quantum_trial(problem, policy, cfg.budget, seeds, executor, qopts, cfg.estimator, cfg.accounting,
                              cfg.leftover)
 
