@@ -3,7 +3,7 @@
 For each snapshot and N random amplitudes at eps on target aer:SNAPSHOT it prints, for
 none, rem, zne and zne+rem: mean absolute error of the estimate, coverage of the reported
 interval, mean oracle calls (folded circuits counted at scale (2k + 1) calls per shot),
-share of estimates that reached eps, and the k_max that qbo.depth predicts.
+share of estimates that reached eps, and the k_max that qbo.noise.depth predicts.
 Then q-gp-ucb vs gp-ucb final regret on synthetic-bernoulli under one device model.
 
     python bench/noise.py [--amplitudes 50] [--eps 0.01] [--snapshots fake_brisbane,...]
@@ -36,8 +36,8 @@ import time
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.calibration import load_snapshot
-from qbo.depth import choose_k_max
+from qbo.noise.snapshot import load_snapshot
+from qbo.noise.depth import choose_k_max
 from qbo.execution.aer import AerExecutor
 from qbo.mitigation import NAMES, make_mitigation
 from qbo.oracles import Oracle, bernoulli

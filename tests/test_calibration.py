@@ -1,4 +1,4 @@
-"""Tests for qbo.calibration: schema round trip, validation, persistence, noise."""
+"""Tests for qbo.noise.snapshot: schema round trip, validation, persistence, noise."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from qbo import calibration as cal
-from qbo.calibration import (
+from qbo.noise import snapshot as cal
+from qbo.noise.snapshot import (
     SCHEMA,
     Snapshot,
     export_from_fake,
@@ -67,7 +67,7 @@ def test_shipped_snapshot_loads_and_validates(snapshots, name):
     assert len(two_q) == 1
     assert {g.qubits for g in s.gates if g.gate in two_q} == set(s.coupling_map)
     # file on disk re-validates strictly and equals the loaded object
-    path = cal.calibrations_dir() / f"{name}.json"
+    path = cal.shipped_dir() / f"{name}.json"
     assert Snapshot.from_json(json.loads(path.read_text())) == s
     assert load_snapshot(str(path)) == s
     assert load_snapshot("Fake" + name.split("_", 1)[1].capitalize()) == s
@@ -127,7 +127,7 @@ def test_error_above_one_rejected(snapshots):
 @pytest.mark.parametrize(
     "mutate, needles",
     [
-        (lambda d: d.update(schema="qbo.calibration/0"), ["schema", "qbo.calibration/0"]),
+        (lambda d: d.update(schema="qbo.noise.snapshot/0"), ["schema", "qbo.noise.snapshot/0"]),
         (lambda d: d.pop("gates"), ["missing required key gates"]),
         (lambda d: d.update(extra=1), ["unknown key extra"]),
         (lambda d: d["qubits"][0].update(readout_error=-0.1), ["qubits[0].readout_error", "-0.1"]),
@@ -181,8 +181,9 @@ def test_atomic_save_and_env_override(snapshots, tmp_path, monkeypatch):
     save_snapshot(s, out)  # overwrite in place
     assert sorted(os.listdir(tmp_path)) == ["mine.json"]
     monkeypatch.setenv(cal.ENV_DIR, str(tmp_path))
-    assert list_snapshots() == ["mine"]
-    assert load_snapshot("mine") == s
+    assert list_snapshots() == sorted(["mine", "fake_brisbane", "fake_fez", "fake_sherbrooke", "fake_torino"])
+    assert load_snapshot("mine") == s  # user snapshots are found beside the shipped ones
+    assert cal.calibrations_dir() == tmp_path and cal.shipped_dir() != tmp_path
 
 
 def test_failed_save_leaves_no_temp_files(snapshots, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Calibration-aware depth (qbo.depth): predicted contrast vs Aer, bias growth, k_max."""
+"""Calibration-aware depth (qbo.noise.depth): predicted contrast vs Aer, bias growth, k_max."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from qbo.calibration import load_snapshot
-from qbo.depth import amplitude_bias, choose_k_max, depth_table, needed_k, p_bias
+from qbo.noise.snapshot import load_snapshot
+from qbo.noise.depth import amplitude_bias, choose_k_max, depth_table, needed_k, p_bias
 from qbo.execution.aer import AerExecutor
 from qbo.execution.base import ones
 from qbo.grover import power_circuit
@@ -70,7 +70,7 @@ def test_choose_k_max_and_unreachable():
 
 
 def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
-    from qbo.depth import CalibrationAwareIAE, choose_k_max
+    from qbo.noise.depth import CalibrationAwareIAE, choose_k_max
     from qbo.execution.aer import AerExecutor
     from qbo.qmc import IterativeAmplitudeEstimation
 

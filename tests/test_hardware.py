@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qbo.execution import make_executor, runtime
-from qbo.execution.faults import CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash
+from tests.support.faults import CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash
 from qbo.execution.jobs import (
     JobJournal, RetryPolicy, circuit_text, duplicate_submissions, fingerprint, transient_kind, write_settings,
 )
@@ -415,7 +415,7 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         import test_hardware as t
         from qbo.execution import runtime
-        from qbo.execution.faults import ExactConnection, FaultPlan, FaultyConnection
+        from tests.support.faults import ExactConnection, FaultPlan, FaultyConnection
         plan = FaultPlan({crash}=12, hard=True)
         conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), plan)
         runtime.connect = lambda kind: conn
@@ -517,7 +517,7 @@ def test_backends_lists_every_kind_of_target_offline(no_credentials):
 
 
 def test_calibrations_pull_saves_a_snapshot(tmp_path):
-    from qbo.calibration import export_from_fake, load_snapshot
+    from qbo.noise.snapshot import export_from_fake, load_snapshot
 
     path = tmp_path / "torino.json"
     result = invoke("calibrations", "pull", "--backend", "fake:FakeTorino", "--out", path)

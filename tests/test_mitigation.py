@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from qiskit.quantum_info import Operator
 
-from qbo.calibration import load_snapshot
+from qbo.noise.snapshot import load_snapshot
 from qbo.execution.aer import AerExecutor
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import ORACLE_KEY, POWER_KEY, cache_key
@@ -149,7 +149,7 @@ def test_interval_coverage_on_a_device_model(name):
     IAE's union bound is conservative (measured ~1.0 at eps = 0.01, bench/noise.py); the runs
     are seeded, so the check is deterministic. ZNE's intervals cover the extrapolated
     expectation, and the residual model bias at these depths (< 0.01 on p_k, diluted by 1/K
-    on the amplitude, qbo.depth) is well inside the interval."""
+    on the amplitude, qbo.noise.depth) is well inside the interval."""
     snapshot = load_snapshot("fake_brisbane")
     executor = AerExecutor(snapshot, seed=11)
     est = IterativeAmplitudeEstimation(0.03, 0.05, mitigation=make_mitigation(name, snapshot))
@@ -216,10 +216,10 @@ def test_rem_reads_the_confusion_of_the_qubit_every_folded_circuit_measures():
 
 
 def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
-    """bias_pad adds qbo.depth's predicted residual bias to a round's interval: for zne+rem
+    """bias_pad adds qbo.noise.depth's predicted residual bias to a round's interval: for zne+rem
     |1 - sum_j c_j contrast(s_j)| / 2, growing with k; without REM the readout term
     max(p01, p10) comes on top. It only widens: the padded interval contains the plain one."""
-    from qbo.depth import circuit_noise
+    from qbo.noise.depth import circuit_noise
     from qbo.mitigation.readout import measured_qubit, snapshot_confusion
 
     snapshot = load_snapshot("fake_torino")

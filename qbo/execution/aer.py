@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.calibration import Snapshot
+from qbo.noise.snapshot import Snapshot
 from qbo.execution.base import Counts, check_shots
 from qbo.execution.transpile import TranspileCache
 

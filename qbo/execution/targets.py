@@ -33,7 +33,7 @@ def make_executor(
 
         return ExactExecutor(seed)
     if kind == "aer":
-        from qbo.calibration import load_snapshot
+        from qbo.noise.snapshot import load_snapshot
         from qbo.execution.aer import AerExecutor
 
         return AerExecutor(load_snapshot(name) if name else None, seed)

@@ -29,12 +29,12 @@ Intervals, each at level 1 - alpha for the quantity named:
 Residual-bias pad (``bias_pad=True``, opt-in): every interval above covers an
 expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of the
 noisy values). The pad widens each round's interval by a bound on that bias, predicted
-from the calibration with ``qbo.depth.circuit_noise`` on every transpiled (folded)
+from the calibration with ``qbo.noise.depth.circuit_noise`` on every transpiled (folded)
 circuit the round runs: contrast c_s at scale s, so under the depolarising model of
-``qbo.depth`` the value read at scale s is 1/2 + c_s (p_k - 1/2) (after REM; before REM
+``qbo.noise.depth`` the value read at scale s is 1/2 + c_s (p_k - 1/2) (after REM; before REM
 also p01 + g (.)), the linear extrapolation is 1/2 + c_eff (p_k - 1/2) with
 c_eff = sum_j c_j c_{s_j} (sum_j c_j = 1), and the bias is at most
-|1 - c_eff| / 2, plus max(p01, p10) + (g - 1) |..| without REM (``qbo.depth.p_bias``).
+|1 - c_eff| / 2, plus max(p01, p10) + (g - 1) |..| without REM (``qbo.noise.depth.p_bias``).
 It only widens intervals (coverage can only rise); it is as good as that model (T1 decay
 pulls towards 0, not 1/2), so coverage is still measured, not assumed. The exponential
 factory is exact under the model and gets no pad (ValueError).
@@ -54,7 +54,7 @@ from typing import Protocol
 
 import numpy as np
 
-from qbo.calibration import Snapshot
+from qbo.noise.snapshot import Snapshot
 from qbo.execution.base import Executor, ones
 from qbo.mitigation.extrapolation import check_factory, coefficients, extrapolate
 from qbo.mitigation.folding import check_scale, folded_power_circuit
@@ -170,7 +170,7 @@ def make_mitigation(
 
 def snapshot_for_target(target: str) -> Snapshot | None:
     """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
-    from qbo.calibration import export_from_fake, load_snapshot
+    from qbo.noise.snapshot import export_from_fake, load_snapshot
 
     kind, _, name = target.partition(":")
     if kind == "aer" and name:
@@ -234,7 +234,7 @@ class BoundMitigation:
         return self._pads[k]
 
     def _predicted_bias(self, k: int) -> float:
-        from qbo.depth import circuit_noise
+        from qbo.noise.depth import circuit_noise
         from qbo.mitigation.readout import snapshot_confusion
 
         snapshot = self.config.snapshot

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qbo.calibration import Snapshot
+from qbo.noise.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ returned with its honest, wider interval and reached_epsilon=False. A round neve
 with alpha_i = 0 (its interval would be [0, 1]): if no budget is left for it, the loop
 stops there with the honest interval and reached_epsilon=False.
 
-Depth cap: a ``k_max`` (e.g. from ``qbo.depth.choose_k_max``) caps K at 4 k_max + 2. When
+Depth cap: a ``k_max`` (e.g. from ``qbo.noise.depth.choose_k_max``) caps K at 4 k_max + 2. When
 it binds (4 k_max + 2 < pi / (2 eps)), intermediate rounds below k_max take at most half of
 the intermediate budget left (``_rounds_left`` >= 2), so repeats at a K that cannot grow
 (half-period constraint) get ever smaller but positive levels. Once k = k_max, K can never

@@ -36,9 +36,13 @@ import re
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
-from qbo.files import write_text_atomic
 from typing import Any, Iterable, Mapping
+
+import platformdirs
+
+from qbo.files import write_text_atomic
 
 __all__ = [
     "SCHEMA",
@@ -51,6 +55,7 @@ __all__ = [
     "save_snapshot",
     "list_snapshots",
     "calibrations_dir",
+    "shipped_dir",
 ]
 
 SCHEMA = "qbo.calibration/1"
@@ -626,19 +631,33 @@ def _qubit_record(target, props, measure, i: int, notes: list[str]) -> dict:
 
 
 def calibrations_dir() -> Path:
-    """``$QBO_CALIBRATIONS_DIR`` if set, else ``<repo>/calibrations``."""
+    """Where pulled and exported snapshots are written: ``$QBO_CALIBRATIONS_DIR`` if set, else
+    the user's data directory (platformdirs, e.g. ``~/.local/share/qbo/calibrations``). Never
+    the installed package."""
     env = os.environ.get(ENV_DIR)
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / "calibrations"
+    return platformdirs.user_data_path("qbo") / "calibrations"
+
+
+def shipped_dir() -> Path:
+    """The snapshots shipped with qbo (package data ``qbo.noise.calibrations``, whose source is
+    the repository's top-level ``calibrations/``), read through importlib.resources."""
+    return Path(str(resources.files("qbo.noise.calibrations")))
+
+
+def _search_path() -> tuple[Path, ...]:
+    """User snapshots first (a pulled snapshot may shadow a shipped one of the same name)."""
+    return (calibrations_dir(), shipped_dir())
 
 
 def list_snapshots() -> list[str]:
-    """Names (file stems) of the ``*.json`` snapshots in :func:`calibrations_dir`."""
-    d = calibrations_dir()
-    if not d.is_dir():
-        return []
-    return sorted(p.stem for p in d.glob("*.json") if not p.name.startswith("."))
+    """Names (file stems) of the ``*.json`` snapshots, user and shipped, sorted."""
+    names: set[str] = set()
+    for d in _search_path():
+        if d.is_dir():
+            names.update(p.stem for p in d.glob("*.json") if not p.name.startswith("."))
+    return sorted(names)
 
 
 def _snake(name: str) -> str:
@@ -651,15 +670,15 @@ def _resolve(name_or_path: str | os.PathLike) -> Path:
     looks_like_path = s.endswith(".json") or os.sep in s or (os.altsep and os.altsep in s)
     if looks_like_path or p.is_file():
         return p
-    d = calibrations_dir()
-    for cand in (s, _snake(s)):
-        f = d / f"{cand}.json"
-        if f.is_file():
-            return f
+    for d in _search_path():
+        for cand in (s, _snake(s)):
+            f = d / f"{cand}.json"
+            if f.is_file():
+                return f
     avail = list_snapshots()
     raise ValueError(
-        f"unknown calibration snapshot {s!r}: no {s}.json in {d} "
-        f"(available: {', '.join(avail) if avail else 'none'})"
+        f"unknown calibration snapshot {s[:80]!r}: no such snapshot in {calibrations_dir()} or the "
+        f"shipped set (available: {', '.join(avail) if avail else 'none'})"
     )
 
 

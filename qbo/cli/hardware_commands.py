@@ -199,7 +199,7 @@ def backends(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
 ) -> None:
     """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
-    from qbo.calibration import list_snapshots
+    from qbo.noise.snapshot import list_snapshots
     from qbo.execution.runtime import fake_backend_names
 
     typer.echo("exact")
@@ -245,7 +245,7 @@ def pull(
     out: Annotated[Optional[Path], typer.Option(help="File to write (default: calibrations/<backend>.json).")] = None,
 ) -> None:
     """Save a calibration snapshot of a live backend into calibrations/."""
-    from qbo.calibration import calibrations_dir, save_snapshot, snapshot_from_backend
+    from qbo.noise.snapshot import calibrations_dir, save_snapshot, snapshot_from_backend
     from qbo.execution import runtime
 
     kind, name = parse_device(backend)

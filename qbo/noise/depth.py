@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.calibration import Snapshot
+from qbo.noise.snapshot import Snapshot
 from qbo.grover import power_circuit
 from qbo.oracles.base import Oracle
 

@@ -27,7 +27,7 @@ def estimate(
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
-    calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.depth) and say when eps is out of reach.")] = True,
+    calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.noise.depth) and say when eps is out of reach.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
@@ -38,7 +38,7 @@ def estimate(
     estimator = make_estimator(method, epsilon, alpha, shots)
     the_oracle = parse_oracle(oracle)
     if calibration_aware and method == "iae":
-        from qbo.depth import CalibrationAwareIAE
+        from qbo.noise.depth import CalibrationAwareIAE
         from qbo.mitigation import snapshot_for_target
 
         snapshot = snapshot_for_target(target)

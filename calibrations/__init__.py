@@ -1,0 +1,1 @@
+"""Shipped calibration snapshots (package data ``qbo.noise.calibrations``; schema in README.md)."""

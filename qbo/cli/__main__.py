@@ -1,0 +1,3 @@
+from qbo.cli.app import main
+
+main()
