@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from qbo.algorithms import make_policy, restore_policy
-from qbo.lengthscale import ArmStats, candidate, default_t0, fit_hyperparameters, parse_lengthscale
-from qbo.lengthscale.problems import berkenkamp, berkenkamp_function, michalewicz
+from qbo.algorithms.lengthscale import candidate, default_t0, fit_hyperparameters, parse_lengthscale
+from qbo.lengthscale.posterior import ArmStats
+from qbo.problems.lengthscale_benchmarks import berkenkamp, berkenkamp_function, michalewicz
 from qbo.problems.synthetic import se_gp_sample
 
 GRID = np.linspace(0.0, 1.0, 40)[:, None]

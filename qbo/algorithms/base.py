@@ -2,9 +2,13 @@
 
 A policy never touches an oracle.  The experiment runner loop is
 
-    q = policy.ask()                        # Query(arm, epsilon, alpha)
+    q = policy.ask()                        # Query(arm, epsilon, alpha, horizon)
     value = measure(arms[q.arm], q)         # QMC estimate (quantum) or one sample (classical)
-    policy.tell(q, value, epsilon=eps_used) # eps_used defaults to q.epsilon
+    policy.tell(q, value, epsilon=eps_used, elapsed=t, calls=n)
+
+``epsilon`` defaults to ``q.epsilon``.  ``elapsed`` (the stage's duration on the run's clock)
+and ``calls`` (its honest oracle calls) matter only to *clocked* policies, the time-varying
+ones of Imamura et al. (seed 000); every other policy ignores them.
 
 Checkpointing is by **replay**: every policy is a deterministic function of its config and
 the sequence of ``tell`` calls (``ask`` is side-effect free and idempotent; RFF features are
@@ -32,12 +36,14 @@ class Query:
 
     ``arm``: index into the arms array.  ``epsilon``: target QMC half-width in reward units, or
     None for one classical sample.  ``alpha``: QMC failure probability for this stage (None for
-    classical queries).
+    classical queries).  ``horizon``: the evaluation time a time-aware acquisition assumed
+    (seed 000 Eqs. (3)-(5)); None where it assumed none.
     """
 
     arm: int
     epsilon: float | None
     alpha: float | None
+    horizon: float | None = None
 
 
 @runtime_checkable
@@ -48,7 +54,8 @@ class Policy(Protocol):
 
     def ask(self) -> Query: ...
 
-    def tell(self, query: Query, value: float, epsilon: float | None = None) -> None: ...
+    def tell(self, query: Query, value: float, epsilon: float | None = None, *,
+             elapsed: float | None = None, calls: int | None = None) -> None: ...
 
     def state_dict(self) -> dict: ...
 
@@ -98,11 +105,17 @@ class PolicyBase:
     """History bookkeeping, tell validation and ``state_dict`` shared by all policies.
 
     Subclasses set ``name``, ``config`` (a frozen dataclass), ``quantum`` and implement
-    ``_select() -> Query`` (pure) and ``_update(arm, value, eps)``.
+    ``_select() -> Query`` (pure) and ``_update(arm, value, eps)``; a *clocked* policy
+    (``clocked = True``, the time-varying ones) implements ``_update_clocked(arm, value, eps,
+    elapsed, calls)`` instead and needs ``elapsed`` on every tell.  ``inputs`` names the
+    keyword arguments the constructor takes from the problem (not from the config), e.g. the
+    known evaluation times of ``ctv-fixed``.
     """
 
     name: str = ""
     quantum: bool = False
+    clocked: bool = False
+    inputs: tuple[str, ...] = ()
 
     def __init__(self, arms: np.ndarray, config: Any) -> None:
         self.arms = as_points(arms, "arms").copy()
@@ -126,16 +139,25 @@ class PolicyBase:
             self._pending = self._select()
         return self._pending
 
-    def tell(self, query: Query, value: float, epsilon: float | None = None) -> None:
-        """Record ``value`` for ``query``; weight ``1/epsilon^2`` (default ``query.epsilon``)."""
+    def tell(self, query: Query, value: float, epsilon: float | None = None, *,
+             elapsed: float | None = None, calls: int | None = None) -> None:
+        """Record ``value`` for ``query``; weight ``1/epsilon^2`` (default ``query.epsilon``).
+
+        ``elapsed`` / ``calls``: the stage's duration and honest oracle calls (clocked
+        policies only; the others ignore them)."""
         arm = self._check_arm(query.arm)
         v = check_float("value", value)
         eps = self._used_eps(query, epsilon)
-        self._update(arm, v, eps)
-        self._history.append(
-            {"arm": arm, "epsilon": _opt_float(query.epsilon), "alpha": _opt_float(query.alpha),
-             "value": v, "used_epsilon": _opt_float(epsilon)}
-        )
+        entry = {"arm": arm, "epsilon": _opt_float(query.epsilon), "alpha": _opt_float(query.alpha),
+                 "value": v, "used_epsilon": _opt_float(epsilon)}
+        if self.clocked:
+            if elapsed is None:
+                raise ValueError(f"{self.name} is time-varying: tell needs the stage's elapsed time, got None")
+            self._update_clocked(arm, v, eps, check_float("elapsed", elapsed, low=0.0, low_open=False), calls)
+            entry |= {"elapsed": float(elapsed), "calls": None if calls is None else int(calls)}
+        else:
+            self._update(arm, v, eps)
+        self._history.append(entry)
         self._pending = None
 
     def _used_eps(self, query: Query, epsilon: float | None) -> float:
@@ -170,11 +192,15 @@ class PolicyBase:
         """Re-apply a recorded list of tells (from ``state_dict()["history"]``)."""
         for h in history:
             q = Query(int(h["arm"]), h["epsilon"], h["alpha"])
-            self.tell(q, h["value"], h.get("used_epsilon"))
+            self.tell(q, h["value"], h.get("used_epsilon"), elapsed=h.get("elapsed"), calls=h.get("calls"))
 
     # subclass hooks --------------------------------------------------------
     def _select(self) -> Query:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _update(self, arm: int, value: float, eps: float) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _update_clocked(self, arm: int, value: float, eps: float, elapsed: float,
+                        calls: int | None) -> None:  # pragma: no cover - clocked policies
         raise NotImplementedError

@@ -7,8 +7,8 @@ of sigma**, except for ``gp-ucb``'s ``"theorem1"`` schedule, which computes Srin
 uses ``sqrt(beta_t / beta_scale)``.
 
 Length scales.  Both policies take ``lengthscale`` as a number or a mode string (``"mle"``,
-``"lb"``, ``"a-gp-ucb"``, ...; ``qbo.lengthscale.spec``).  The policy's ``surrogate``
-(``qbo.lengthscale.surrogates``) picks the model of each stage; ``policy.model`` is that
+``"lb"``, ``"a-gp-ucb"``, ...; ``qbo.algorithms.lengthscale.spec``).  The policy's ``surrogate``
+(``qbo.algorithms.lengthscale.surrogates``) picks the model of each stage; ``policy.model`` is that
 model.  In ``q-gp-ucb`` every model is the weighted posterior (per-point noise variance
 ``lambda eps_s^2``), so LB-GP-UCB's base learners, A-GP-UCB's and MLE's refits all use it.
 """
@@ -22,28 +22,12 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate, default_m_bar
+from qbo.algorithms import beta as schedules
+from qbo.algorithms.beta import check_beta
+from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
+from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 
-__all__ = ["GPUCB", "GPUCBConfig", "QGPUCB", "QGPUCBConfig", "check_beta"]
-
-
-def check_beta(beta: Any, schedules: tuple[str, ...]) -> str | float:
-    """A schedule name from ``schedules`` or a constant multiplier >= 0."""
-    if isinstance(beta, str):
-        if beta not in schedules:
-            raise ValueError(f"beta must be one of {schedules} or a float >= 0, got {beta!r}")
-        return beta
-    return check_float("beta", beta, low=0.0, low_open=False)
-
-
-def resolve_alpha(delta: float, budget: int | None, m_bar: int | None, model: Any,
-                  lam: float, noise_case: str) -> tuple[int, float]:
-    """``(m_bar, alpha = delta / (2 m_bar))``, Dai et al. Alg. 1 line 6."""
-    if m_bar is None:
-        if budget is None:
-            raise ValueError("q-policies need budget (T) or m_bar to set alpha, got neither")
-        m_bar = default_m_bar(budget, model.feature_dim, model.max_feature_norm_sq, lam, noise_case)
-    return m_bar, delta / (2.0 * m_bar)
+__all__ = ["GPUCB", "GPUCBConfig", "QGPUCB", "QGPUCBConfig"]
 
 
 class _SurrogatePolicy(PolicyBase):
@@ -124,7 +108,7 @@ class QGPUCBConfig(GPModelConfig):
         return 1.0 + 2.0 / self.budget if self.budget is not None else 1.0
 
 
-class QGPUCB(_SurrogatePolicy):
+class QGPUCB(_SurrogatePolicy, StagedPolicy):
     """Q-GP-UCB, Dai et al. 2023 Alg. 1; one ``ask`` / ``tell`` pair per stage s.
 
     ``ask`` (lines 2-3, 6): ``x_s = argmax mu~_{s-1} + beta_s sigma~_{s-1}`` (lowest index on
@@ -136,7 +120,6 @@ class QGPUCB(_SurrogatePolicy):
     """
 
     name = "q-gp-ucb"
-    quantum = True
 
     def __init__(self, arms: np.ndarray, config: QGPUCBConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else QGPUCBConfig())
@@ -146,32 +129,22 @@ class QGPUCB(_SurrogatePolicy):
         self.surrogate = build_surrogate(self.config, self.arms, self.lam,
                                          float(self.config.outputscale), self.config.delta)
         self.m_bar, self.alpha = resolve_alpha(
-            self.config.delta, self.config.budget, self.config.m_bar, self.model, self.lam,
-            self.config.noise_case)
-        self._raw_eps = math.inf
+            self.config.delta, self.config.budget, self.config.m_bar, self.model.feature_dim,
+            self.model.max_feature_norm_sq, self.lam, self.config.noise_case)
 
     def beta(self, s: int) -> float:
         """UCB multiplier beta_s of stage ``s`` (1-based), Dai et al. Alg. 1 line 2."""
         b, cfg = self.config.beta, self.config
         if b == "practical":
-            return 1.0 + math.log(s)
+            return schedules.practical(s)
         if b == "theory":
-            g = self.model.information_gain
-            return cfg.B + math.sqrt(2.0 * (g + 1.0 + math.log(2.0 / cfg.delta)))
+            return schedules.theory(self.model.information_gain, cfg.B, cfg.delta)
         return float(b)
-
-    @property
-    def exhausted(self) -> bool:
-        """True when the next stage's raw eps_s = sigma~(x_s)/sqrt(lam) is below ``eps_min``."""
-        self.ask()
-        return self._raw_eps < self.config.eps_min
 
     def _select(self) -> Query:
         mean, var = self.model.posterior()
         sd = np.sqrt(var)
-        arm = argmax_lowest(mean + self.beta(self.t + 1) * sd)
-        self._raw_eps = float(sd[arm]) / math.sqrt(self.lam)
-        return Query(arm, max(self._raw_eps, self.config.eps_min), self.alpha)
+        return self._stage_query(mean + self.beta(self.t + 1) * sd, sd / math.sqrt(self.lam))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         s = self.t + 1
@@ -185,7 +158,8 @@ class GPUCBConfig(GPModelConfig):
     ``noise``: observation-noise variance, used as lambda in Eq. (1) (default 0.25, the
     Bernoulli maximum; use sigma^2 for Gaussian noise).  ``beta``: ``"theorem1"`` (default)
     ``beta_t = 2 ln(m t^2 pi^2/(6 delta))`` (Thm 1) with multiplier ``sqrt(beta_t/beta_scale)``;
-    ``"practical"`` multiplier ``1 + ln t`` (Dai et al. App. J); or a constant multiplier of
+    ``"practical"`` multiplier ``1 + ln t`` (Dai et al. App. J); ``"bogunovic"``
+    ``sqrt(0.8 ln(0.4 t))`` (the time-varying seed's choice, ``qbo.algorithms.beta``); or a constant multiplier of
     sigma (Dai et al. found sqrt(2) best on synthetic, 1 on AutoML).  ``beta_scale``: Srinivas
     Sec. 6 "scaled beta_t down by a factor 5"; it is ambiguous whether beta_t or beta_t^{1/2} was
     divided; we divide beta_t (the literal reading), so ``beta_scale=5`` shrinks the multiplier
@@ -201,7 +175,7 @@ class GPUCBConfig(GPModelConfig):
         self._validate_model()
         check_float("noise", self.noise, low=0.0)
         check_float("delta", self.delta, low=0.0, high=1.0, high_open=True)
-        check_beta(self.beta, ("theorem1", "practical"))
+        check_beta(self.beta, ("theorem1", "practical", "bogunovic"))
         check_float("beta_scale", self.beta_scale, low=0.0)
 
 
@@ -224,10 +198,11 @@ class GPUCB(_SurrogatePolicy):
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
         b, cfg = self.config.beta, self.config
         if b == "theorem1":
-            beta_t = 2.0 * math.log(self.num_arms * t * t * math.pi**2 / (6.0 * cfg.delta))
-            return math.sqrt(max(beta_t, 0.0) / cfg.beta_scale)
+            return schedules.theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
         if b == "practical":
-            return 1.0 + math.log(t)
+            return schedules.practical(t)
+        if b == "bogunovic":
+            return schedules.bogunovic(t)
         return float(b)
 
     def _select(self) -> Query:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.gp_ucb import resolve_alpha
+from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.algorithms.models import NOISE_CASES, FeatureArmModel
 from qbo.gp.features import IdentityFeatures
 
@@ -124,7 +124,7 @@ class QLinUCBConfig(_LinearConfig):
             raise ValueError(f"radius must be one of {RADIUS_NAMES}, got {self.radius!r}")
 
 
-class QLinUCB(_LinearPolicy):
+class QLinUCB(_LinearPolicy, StagedPolicy):
     """Q-LinUCB with the improved radius of Dai et al. Thm 6 / App. H; one ask/tell per stage.
 
     ``eps_s = ||x_s||_{V_{s-1}^{-1}}`` (Sec. 5.6; floored at ``eps_min``, ``exhausted`` below it),
@@ -132,15 +132,13 @@ class QLinUCB(_LinearPolicy):
     """
 
     name = "q-linucb"
-    quantum = True
 
     def __init__(self, arms: np.ndarray, config: QLinUCBConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else QLinUCBConfig())
         self._sum_w = 0.0
-        self._raw_eps = math.inf
         self.m_bar, self.alpha = resolve_alpha(
-            self.config.delta, self.config.budget, self.config.m_bar, self.model, self.lam,
-            self.config.noise_case)
+            self.config.delta, self.config.budget, self.config.m_bar, self.model.feature_dim,
+            self.model.max_feature_norm_sq, self.lam, self.config.noise_case)
 
     def radius(self) -> float:
         """rho_{s-1} with ``sum_k eps_k^-2`` over the stages so far.
@@ -156,15 +154,9 @@ class QLinUCB(_LinearPolicy):
             r = math.sqrt(d * r + 2 * math.log(1 / c.delta))
         return r + math.sqrt(self.lam) * c.S
 
-    @property
-    def exhausted(self) -> bool:
-        """True when the next stage's raw eps_s is below ``eps_min``."""
-        self.ask()
-        return self._raw_eps < self.config.eps_min
-
     def _select(self) -> Query:
-        arm, self._raw_eps = self._ucb_arm()
-        return Query(arm, max(self._raw_eps, self.config.eps_min), self.alpha)
+        w = self.widths()
+        return self._stage_query(self.features @ self.theta + self.radius() * w, w)
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         super()._update(arm, value, eps)

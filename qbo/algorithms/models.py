@@ -1,4 +1,4 @@
-"""Surrogate models over a finite arm set, and the stage-count bound m_bar.
+"""Surrogate models over a finite arm set (the stage-count bound m_bar is in ``qbo.algorithms.staged``).
 
 Two interchangeable weighted-GP surrogates (both implement Dai et al. Eq. (3)):
 
@@ -24,9 +24,9 @@ from qbo.algorithms.base import check_float, check_int_opt
 from qbo.gp.arms import ArmPosterior
 from qbo.gp.features import FeatureMap, RandomFourierFeatures, WeightedFeatureGP
 from qbo.gp.kernels import KERNEL_NAMES, make_kernel
-from qbo.lengthscale.growth import default_t0
-from qbo.lengthscale.spec import LengthscaleSpec, parse_lengthscale
-from qbo.lengthscale.surrogates import (
+from qbo.algorithms.lengthscale.growth import default_t0
+from qbo.algorithms.lengthscale.spec import LengthscaleSpec, parse_lengthscale
+from qbo.algorithms.lengthscale.surrogates import (
     BalancedSurrogate,
     FixedSurrogate,
     MLESurrogate,
@@ -43,7 +43,6 @@ __all__ = [
     "NOISE_CASES",
     "build_gp_model",
     "build_surrogate",
-    "default_m_bar",
 ]
 
 MODEL_NAMES: tuple[str, ...] = ("exact", "rff")
@@ -113,7 +112,7 @@ class GPModelConfig:
     ``kernel`` in ``qbo.gp.KERNEL_NAMES`` (default SE, Dai et al. Sec. 3.1); ``lengthscale``
     default 0.2 (Dai et al. App. J grid-search choice for Q-GP-UCB on AutoML, and Srinivas et
     al. Sec. 6); the synthetic problem was generated with 0.1, so pass ``lengthscale=0.1``
-    there.  ``lengthscale`` may also be a mode string (``qbo.lengthscale.spec``):
+    there.  ``lengthscale`` may also be a mode string (``qbo.algorithms.lengthscale.spec``):
     ``"fixed:V"``, ``"mle[:V]"``, ``"mle+outputscale[:V]"``, ``"lb[:THETA0]"`` (LB-GP-UCB,
     Ziomek et al. 2024 Alg. 1) or ``"a-gp-ucb[:THETA0]"`` (Berkenkamp et al. 2019).
     ``outputscale`` 1.0 (k <= 1, Sec. 3.1; App. J AutoML used 0.5).  ``model``:
@@ -179,7 +178,7 @@ def build_gp_model(config: GPModelConfig, arms: np.ndarray, lam: float,
 
 def build_surrogate(config: GPModelConfig, arms: np.ndarray, lam: float,
                     noise_var: float, delta: float) -> Surrogate:
-    """The length-scale strategy of ``config.lengthscale`` (``qbo.lengthscale.surrogates``).
+    """The length-scale strategy of ``config.lengthscale`` (``qbo.algorithms.lengthscale.surrogates``).
 
     ``noise_var`` is sigma_N^2 and ``delta`` the confidence of LB-GP-UCB's xi_t (Thm 4.1).
     """
@@ -195,20 +194,3 @@ def build_surrogate(config: GPModelConfig, arms: np.ndarray, lam: float,
         return MLESurrogate(settings, config.mle_every, spec.fit_outputscale)
     return BalancedSurrogate(settings, lambda theta: build_gp_model(config, arms, lam, theta),
                              noise_var, delta, config.lb_norm)
-
-
-def default_m_bar(
-    budget: int, feature_dim: int, max_norm_sq: float, lam: float, noise_case: str = "bounded"
-) -> int:
-    """Upper bound on the number of stages m (DERIVED from Dai et al. App. D).
-
-    Doubling identity (Eq. 25): ``m log 2 = 2 gamma~_m <= D log(1 + sum_s w_s k(x_s,x_s)/(D lam))``
-    (Eq. 17), with ``sum_s 1/eps_s^2 <= T^2`` (Lemma 2, Eq. 8; bounded noise) or
-    ``<= 9 sqrt(2) T^2`` (App. G Eq. 51; bounded variance).  Hence
-    ``m_bar = min(T, ceil(D log2(1 + c T^2 max k / (D lam))))``; ``T`` itself is always valid
-    because each stage uses at least one oracle query.
-    """
-    c = 1.0 if noise_case == "bounded" else 9.0 * math.sqrt(2.0)
-    D = int(feature_dim)
-    bound = D * math.log2(1.0 + c * budget**2 * max_norm_sq / (D * lam))
-    return max(1, min(int(budget), math.ceil(bound)))

@@ -81,22 +81,19 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> 
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
     records = [json.loads(line) for line in stages.read_text().splitlines() if line]
-    cfg = load_config(run_dir / "config.toml")
-    from qbo.timevarying.runner import is_tv_problem, plot_tv_regret
-
-    if is_tv_problem(cfg.problem):
-        per_round = not any(a.startswith("q-") for a in cfg.algorithms)
-        plot_tv_regret(records, cfg, run_dir / "regret.png", per_round=per_round)
-    else:
-        plot_regret(records, cfg, run_dir / "regret.png")
+    plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
 
 
 def _time_varying_budget(cfg, budget_unset: bool):
-    """A tv-* problem's budget counts rounds; its default is the seed's horizon, not 10,000."""
-    from qbo.timevarying.runner import DEFAULT_ROUNDS, is_tv_problem
+    """A classical run on a drifting problem counts rounds; its default budget is the seed's
+    horizon, not 10,000."""
+    from qbo.algorithms import POLICIES, is_quantum
+    from qbo.experiments.defaults import DEFAULT_ROUNDS
+    from qbo.problems import is_drifting
 
-    if budget_unset and is_tv_problem(cfg.problem) and not any(a.startswith("q-") for a in cfg.algorithms):
+    classical = all(a in POLICIES and not is_quantum(a) for a in cfg.algorithms)
+    if budget_unset and is_drifting(cfg.problem) and classical:
         return cfg.with_overrides(budget=DEFAULT_ROUNDS)
     return cfg
 

@@ -8,7 +8,7 @@ import numpy as np
 from qiskit import QuantumCircuit
 
 from qbo.noise.snapshot import Snapshot
-from qbo.execution.base import Counts, check_shots
+from qbo.execution.base import Counts, check_shots, transpile_seed
 from qbo.execution.transpile import TranspileCache
 
 
@@ -20,7 +20,7 @@ class AerExecutor:
     """
 
     def __init__(
-        self, snapshot: Snapshot | None = None, seed: int | None = None, optimization_level: int = 1
+        self, snapshot: Snapshot | None = None, seed: int | np.random.Generator | None = None, optimization_level: int = 1
     ) -> None:
         from qiskit_aer import AerSimulator
 
@@ -30,9 +30,9 @@ class AerExecutor:
         self._backends: dict[tuple[int, ...], object] = {}
         if snapshot is None:
             self._ideal = AerSimulator(method="statevector")
-            self._transpile = TranspileCache(self._ideal.target, optimization_level, seed or 0, layout=lambda n: list(range(n)))
+            self._transpile = TranspileCache(self._ideal.target, optimization_level, transpile_seed(seed), layout=lambda n: list(range(n)))
         else:
-            self._transpile = TranspileCache(snapshot.target(), optimization_level, seed or 0)
+            self._transpile = TranspileCache(snapshot.target(), optimization_level, transpile_seed(seed))
 
     def backend_for(self, num_qubits: int):
         """The simulator for circuits of this width (noise restricted to the layout)."""

@@ -4,8 +4,9 @@ Like Mitiq's executors, an executor is small: it knows how to run circuits on on
 and nothing about estimation. Every circuit must measure into classical bits; counts are
 keyed by the bitstring of all classical bits (qiskit order, clbit 0 rightmost).
 
-Every qbo executor also exposes ``rng``, the numpy Generator its randomness comes from; a
-caller may replace it (or restore its ``bit_generator.state``) to reproduce or resume a run.
+Every qbo executor also exposes ``rng``, the numpy Generator its randomness comes from. Its
+``seed`` argument is an int or a Generator (numpy's convention): a caller that needs to
+reproduce or resume a run builds the executor with its own Generator, seeded or restored.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 from qiskit import QuantumCircuit
 
 Counts = dict[str, int]
@@ -35,6 +37,11 @@ class Executor(Protocol):
 def ones(counts: Counts, clbit: int = 0) -> int:
     """Number of shots in which classical bit ``clbit`` read 1."""
     return sum(n for bits, n in counts.items() if bits[-1 - clbit] == "1")
+
+
+def transpile_seed(seed: object) -> int:
+    """The transpiler's seed for an executor built with ``seed``: the int itself, else 0."""
+    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
 
 
 MAX_SHOTS = 2**53  # far beyond any device; keeps counts exact in float64 and int64

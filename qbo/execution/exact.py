@@ -24,7 +24,7 @@ class ExactExecutor:
 
     target = "exact"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
         self.rng = np.random.default_rng(seed)
         self._ladders: dict[str, _Ladder] = {}
         self._probs: dict[tuple[str, int], np.ndarray] = {}

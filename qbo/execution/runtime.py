@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.execution.base import Counts, check_shots
+from qbo.execution.base import Counts, check_shots, transpile_seed
 from qbo.execution.jobs import JobJournal, Known, RetryPolicy, check_mode, fingerprint, transient_kind
 from qbo.execution.transpile import TranspileCache
 
@@ -286,7 +286,7 @@ class RuntimeExecutor:
 
     def __init__(
         self, connection: Connection, backend_name: str, target: str | None = None, *,
-        mode: str = "job", seed: int | None = None, journal: JobJournal | None = None,
+        mode: str = "job", seed: int | np.random.Generator | None = None, journal: JobJournal | None = None,
         retry: RetryPolicy | None = None, optimization_level: int = 1,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -300,7 +300,7 @@ class RuntimeExecutor:
         self.retry = retry or RetryPolicy()
         self.rng = np.random.default_rng(seed)
         self._sleep = sleep
-        self._transpile = TranspileCache(self.backend.target, optimization_level, seed or 0)
+        self._transpile = TranspileCache(self.backend.target, optimization_level, transpile_seed(seed))
 
     def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit:
         return self._transpile(circuit)

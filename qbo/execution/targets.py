@@ -14,10 +14,12 @@ TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"
 
 
 def make_executor(
-    target: str, seed: int | None = None, *, run_dir: str | os.PathLike | None = None,
+    target: str, seed: "int | np.random.Generator | None" = None, *, run_dir: str | os.PathLike | None = None,
     mode: str | None = None, connection: Any = None, retry: Any = None,
 ) -> Executor:
     """Build the executor for ``target``; one-line ValueError for an unknown target.
+
+    ``seed``: an int, or the numpy Generator the executor draws from (``rng``).
 
     For ``fake:`` and ``ibm:`` targets only:
 

@@ -19,6 +19,18 @@ A config file looks like::
 
     [algorithm_options.q-gp-ucb]
     lengthscale = 0.1
+
+    [hardware]                 # fake:/ibm: targets only; every key optional
+    mode = "batch"             # job | batch | session
+    max_attempts = 5           # failures in a row before a request gives up
+    timeout_s = 3600.0         # seconds of one wait on a job
+    base_delay = 2.0           # backoff: base_delay * factor^(n-1), at most max_delay seconds
+    factor = 2.0
+    max_delay = 120.0
+
+The ``[hardware]`` table is how the run talks to a device, not what it computes: a resume may
+change it (``qbo jobs resume --mode``).  Run folders written before it existed keep their
+``execution.json``, which is still read when the table is empty.
 """
 
 from __future__ import annotations
@@ -36,6 +48,8 @@ LEFTOVERS = ("recommend", "stop")
 ESTIMATORS = ("iae", "auto", "mc")
 MITIGATIONS = ("none", "rem", "zne", "zne+rem")
 WEIGHTS = ("requested", "achieved")
+HARDWARE_MODES = ("job", "batch", "session")
+HARDWARE_KEYS = ("mode", "max_attempts", "timeout_s", "base_delay", "factor", "max_delay")
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,7 @@ class ExperimentConfig:
     weights: str = "requested"
     problem_options: dict[str, Any] = field(default_factory=dict)
     algorithm_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hardware: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.algorithms, str) or not all(isinstance(a, str) for a in self.algorithms):
@@ -75,6 +90,13 @@ class ExperimentConfig:
         for name in self.algorithm_options:
             if name not in self.algorithms:
                 raise ValueError(f"algorithm_options names '{name}', which is not in algorithms {list(self.algorithms)}")
+        if not isinstance(self.hardware, dict):
+            raise ValueError(f"hardware must be a table of {', '.join(HARDWARE_KEYS)}, got {self.hardware!r}")
+        for key in self.hardware:
+            if key not in HARDWARE_KEYS:
+                raise ValueError(f"hardware has unknown key '{key}', expected one of {', '.join(HARDWARE_KEYS)}")
+        if "mode" in self.hardware:
+            _check_choice("hardware mode", self.hardware["mode"], HARDWARE_MODES)
 
     def with_overrides(self, **overrides: Any) -> "ExperimentConfig":
         """A copy with the given (non-None) fields replaced."""
@@ -83,7 +105,7 @@ class ExperimentConfig:
     def with_lengthscale(self, spec: str) -> "ExperimentConfig":
         """A copy whose GP policies all use the length-scale mode ``spec`` (e.g. 'lb')."""
         from qbo.experiments.defaults import GP_POLICIES
-        from qbo.lengthscale.spec import parse_lengthscale
+        from qbo.algorithms.lengthscale.spec import parse_lengthscale
 
         parse_lengthscale(spec)  # one-line ValueError on a bad spec
         options = {k: dict(v) for k, v in self.algorithm_options.items()}
@@ -95,6 +117,8 @@ class ExperimentConfig:
     def to_toml(self) -> str:
         data = asdict(self)
         data["algorithms"] = list(self.algorithms)
+        if not self.hardware:  # config.toml of a simulator run stays as it was
+            del data["hardware"]
         return tomli_w.dumps(data)
 
 

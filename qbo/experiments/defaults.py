@@ -8,6 +8,13 @@
 - Classical GP-UCB's noise variance lambda is the reward's variance bound: 1/4 for Bernoulli
   rewards, std^2 for Gaussian ones. Q-GP-UCB gets the budget T (for lambda = 1 + 2/T and
   m_bar) and the Lemma 1 noise case ('variance' for Gaussian rewards).
+- Drifting problems (``tv-synthetic``, Imamura et al. seed 000 Sec. 5): the time-varying
+  policies forget at the generator's rate (eps = lambda) and assume its noise variance in a
+  classical run, or ``(window width / 2)^2`` (the bound of a reward in the window) in a run
+  with QMC stages; ``gp-ucb`` is the seed's time-unaware baseline (Matern-5/2, l = 0.2,
+  Bogunovic et al.'s beta); ``q-ctv-gp-ucb`` gets T and the stage-time model; the time-unaware
+  ``q-gp-ucb`` the SE kernel with l = 0.2 and eps_min = 1e-3, as the time-varying code had.
+  ``DEFAULT_ROUNDS`` is the seed's horizon (30 random + 100 rounds) for a classical run.
 User options in the config override all of these.
 """
 
@@ -17,12 +24,19 @@ import math
 from typing import Any
 
 from qbo.problems.base import Problem
+from qbo.problems.drifting import TVProblem
 
 GP_POLICIES = ("q-gp-ucb", "gp-ucb")
+TIME_VARYING = ("tv-gp-ucb", "ctv-fixed", "ctv", "ctv-simple")
+DEFAULT_ROUNDS = 130
 
 
-def policy_options(algorithm: str, problem: Problem, budget: int, user: dict[str, Any]) -> dict[str, Any]:
-    """The options ``make_policy`` receives for ``algorithm`` on ``problem``."""
+def policy_options(algorithm: str, problem: Problem | TVProblem, budget: int, user: dict[str, Any],
+                   staged: bool = False) -> dict[str, Any]:
+    """The options ``make_policy`` receives for ``algorithm`` on ``problem``; ``staged``: the
+    run has a quantum policy (a drifting problem then runs QMC stages for every policy)."""
+    if isinstance(problem, TVProblem):
+        return _drifting_defaults(algorithm, problem, budget, staged) | dict(user)
     opts: dict[str, Any] = {}
     gaussian = problem.name.endswith("gaussian") or problem.name == "automl-svm" or problem.options.get("noise") == "gaussian"
     std = float(problem.options.get("std", 0.4 if problem.name.startswith("synthetic") else 0.1))
@@ -44,4 +58,28 @@ def _gp_defaults(algorithm: str, problem_name: str) -> dict[str, Any]:
         if algorithm == "gp-ucb":
             return {"lengthscale": 1.0, "outputscale": 0.5, "beta": 1.0}
         return {"lengthscale": 0.2, "outputscale": 0.5}
+    return {}
+
+
+def _drifting_defaults(algorithm: str, problem: TVProblem, budget: int, staged: bool) -> dict[str, Any]:
+    noise = (problem.stages.reward_range / 2.0) ** 2 if staged else problem.noise
+    if algorithm in TIME_VARYING:
+        return {"eps": problem.lam, "noise": noise}
+    if algorithm == "gp-ucb":
+        return {"kernel": "matern52", "lengthscale": 0.2, "outputscale": 1.0, "noise": noise, "beta": "bogunovic"}
+    if algorithm == "q-ctv-gp-ucb":
+        st = problem.stages
+        return {"eps": problem.lam, "budget": budget, "reward_range": st.reward_range,
+                "overhead": st.overhead, "sec_per_call": st.sec_per_call}
+    if algorithm == "q-gp-ucb":
+        return {"kernel": "se", "lengthscale": 0.2, "budget": budget, "eps_min": 1e-3}
+    if algorithm == "q-linucb":
+        return {"budget": budget}
+    return {}
+
+
+def policy_inputs(problem: Problem | TVProblem) -> dict[str, Any]:
+    """What a problem hands to policies apart from their options (``PolicyBase.inputs``)."""
+    if isinstance(problem, TVProblem):
+        return {"eval_times": problem.eval_times, "gram": problem.gram}
     return {}

@@ -1,4 +1,5 @@
-"""regret.png: mean +- standard error of cumulative regret against oracle calls."""
+"""regret.png: mean +- standard error of cumulative regret against oracle calls, or, for a
+classical run on a drifting problem, of R_n / n against rounds (Imamura et al., seed 000, Fig. 1)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from qbo.algorithms import is_quantum
 from qbo.experiments.config import ExperimentConfig
 from qbo.files import write_bytes_atomic
+from qbo.problems import is_drifting
 
 
 def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -33,7 +36,10 @@ Curves = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path) -> None:
-    """Cumulative regret against oracle calls, labelled with the accounting used."""
+    """Cumulative regret against oracle calls, labelled with the accounting used; R_n / n
+    against rounds for a classical run on a drifting problem."""
+    if is_drifting(config.problem):
+        return plot_drifting(records, config, path, per_round=not any(is_quantum(a) for a in config.algorithms))
     accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
     save_curves(
         regret_curves(records, config.budget), path, xlabel="oracle calls" + accounting,
@@ -64,3 +70,18 @@ def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, titl
     fig.savefig(buffer, format="png", metadata={"Software": None})
     plt.close(fig)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def plot_drifting(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path, per_round: bool) -> None:
+    """Mean +- stderr of R_n / n against n (seed Fig. 1), or of R_T against oracle calls."""
+    points = config.budget + 1 if per_round else 400
+    curves = regret_curves(records, config.budget, points)
+    if per_round:  # R_n / n, undefined at n = 0
+        curves = {a: (x, m / np.where(x > 0, x, np.nan), se / np.where(x > 0, x, np.nan)) for a, (x, m, se) in curves.items()}
+    opts = dict(config.problem_options)
+    save_curves(
+        curves, path,
+        xlabel="round n" if per_round else "oracle calls (honest: shots x (2k+1))",
+        ylabel="R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)",
+        title=f"{config.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {config.trials} trials",
+    )

@@ -1,24 +1,46 @@
 """Run an experiment: every (trial, algorithm) unit, journalled stage by stage, resumable.
 
-Output folder::
+One runner for every problem: static finite-arm problems and the drifting problem of the
+time-varying seed (Imamura et al., seed 000) run the same stage loop
+(``qbo.experiments.trial.run_stages``) with a different clock (``qbo.experiments.clock``).
 
-    config.toml      the resolved configuration
-    units/*.jsonl    one journal per unit (see qbo.experiments.journal); resume reads these
-    stages.jsonl     one line per stage: trial, algorithm, stage, arm, eps, method,
-                     oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret,
-                     weight_eps (the eps of the observation's weight 1/eps^2; None if classical)
-    summary.csv      final cumulative regret (mean, stderr) per algorithm
-    regret.png       mean +- stderr of cumulative regret against oracle calls
+Files of a run folder (every one written atomically or appended line by line)::
 
-Every unit draws its randomness from its own generator, seeded from (seed, trial,
-algorithm), so units are independent of order and of interruptions: a killed and resumed
-run writes the same files as an uninterrupted one.
+    config.toml        the resolved configuration (``ExperimentConfig``), written first;
+                       a folder holding a different one is refused
+    units/KEY.jsonl    while the run is under way: the journal of unit KEY = trialNNN-ALGORITHM
+                       (``qbo.experiments.journal``), one line per finished stage, i.e. the
+                       stage record below plus ``rng`` (the executor's random state after the
+                       stage), then ``{"done": true}``.  These journals are the durable record
+                       a resume continues from; they are removed once stages.jsonl is written
+    stages.jsonl       when every unit is done: every stage record once, ordered by trial and
+                       then by the config's algorithm order (not by when units ran)
+    summary.csv        final cumulative regret (mean, stderr) per algorithm
+    regret.png         mean +- stderr of cumulative regret against oracle calls (a classical
+                       drifting run: R_n / n against rounds, the seed's Fig. 1)
+    jobs.jsonl         fake:/ibm: targets only: the hardware job journal (qbo.execution.jobs)
+    execution.json     only in folders written by older versions (hardware mode and retries;
+                       read when the config has no [hardware] table)
+
+A stage record: trial, algorithm, stage, arm, eps, method (iae | mc | sample | init | exploit),
+oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret, weight_eps (the eps of the
+observation's weight 1/eps^2; None if classical); drifting problems add regret (per call, this
+stage), elapsed (seconds), time (the clock after the stage) and horizon (the evaluation time
+the acquisition assumed).
+
+Every unit draws its randomness from its own generator, seeded from (seed, trial, algorithm)
+and handed to the unit's executor when it is built; a drifting world is drawn from (seed,
+trial) alone, shared by all algorithms, and rebuilt on resume by replaying the journal. Units
+are therefore independent of order and of interruptions: a killed and resumed run writes the
+same files as an uninterrupted one, and units may run in any order or in parallel
+(``units``, ``run_unit``, ``merge``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,19 +48,30 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms import make_policy
+from qbo.algorithms import Query, is_quantum, make_policy
+from qbo.algorithms.base import PolicyBase
 from qbo.execution import make_executor
-from qbo.execution.base import Executor
+from qbo.execution.jobs import RetryPolicy
+from qbo.experiments.clock import Clock, make_clock
 from qbo.experiments.config import ExperimentConfig, load_config
-from qbo.experiments.defaults import policy_options
-from qbo.files import write_text_atomic
+from qbo.experiments.defaults import policy_inputs, policy_options
 from qbo.experiments.journal import UnitJournal
+from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
-from qbo.problems import make_problem
+from qbo.files import write_text_atomic
+from qbo.problems import make_problem, takes_seed
 from qbo.problems.base import Problem
+from qbo.problems.drifting import TVProblem
+
+__all__ = [
+    "ProgressCallback", "Unit", "check_experiment", "merge", "problem_for_trial", "resume_experiment",
+    "run_experiment", "run_unit", "stable_seed", "units",
+]
 
 ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
+STAGES = "stages.jsonl"
+UNITS = "units"
 
 
 @dataclass(frozen=True)
@@ -61,10 +94,23 @@ def stable_seed(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
-def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem:
-    """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one."""
-    options = {"seed": config.seed + trial} | dict(config.problem_options)
-    return make_problem(config.problem, **options)
+def units(config: ExperimentConfig) -> list[Unit]:
+    """Every unit of the run, in the order ``merge`` writes them."""
+    return [Unit(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
+
+
+_PROBLEMS: dict[str, Problem | TVProblem] = {}  # the last problem built (units of a trial share it)
+
+
+def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProblem:
+    """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one (a
+    drifting problem draws its realisation per unit instead, ``qbo.experiments.clock``)."""
+    options = ({"seed": config.seed + trial} if takes_seed(config.problem) else {}) | dict(config.problem_options)
+    key = json.dumps([config.problem, options], sort_keys=True, default=str)
+    if key not in _PROBLEMS:
+        _PROBLEMS.clear()
+        _PROBLEMS[key] = make_problem(config.problem, **options)
+    return _PROBLEMS[key]
 
 
 def run_experiment(
@@ -73,47 +119,108 @@ def run_experiment(
     """Run (or finish) every unit, then write stages.jsonl, summary.csv and regret.png.
 
     If ``out_dir`` already holds a config.toml it must equal ``config`` (that is a resume).
-    Time-varying problems (``tv-*``) go to ``qbo.timevarying.runner.run_tv_experiment``.
     """
     out = Path(out_dir)
-    from qbo.timevarying.runner import is_tv_problem, run_tv_experiment  # builds on this module
-
-    if is_tv_problem(config.problem):
-        if (out / "config.toml").exists():
-            raise ValueError(f"time-varying runs cannot be resumed yet; start afresh instead of '{out}'")
-        return run_tv_experiment(config, out, on_progress)
-    settings, first = check_experiment(config)  # what can fail on bad input, before any file
-    # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
-    executor = make_executor(config.target, seed=config.seed, run_dir=out)
+    check_experiment(config)  # what can fail on bad input, before any file
     _claim(out, config)
-    records: list[dict[str, Any]] = []
+    if not (out / STAGES).exists():
+        for unit in units(config):
+            run_unit(config, unit, out, on_progress)
+    return merge(config, out)
+
+
+def check_experiment(config: ExperimentConfig) -> StageSettings:
+    """Build trial 0's problem and every policy, and resolve the mitigation and the hardware
+    settings: a bad name or option fails here, with a one-line ValueError, before a run
+    folder is claimed.  Returns the stage settings."""
+    problem = problem_for_trial(config, 0)
+    for algorithm in config.algorithms:
+        _policy(config, algorithm, problem)
+    mode, retry = _hardware(config)
+    settings = _settings(config)
+    # the target (for ibm:, its credentials and backend), with no run folder yet
+    executor = make_executor(config.target, seed=config.seed, mode=mode, retry=retry)
+    close = getattr(executor, "close", None)
+    if close is not None:
+        close()
+    return settings
+
+
+def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
+             on_progress: ProgressCallback | None = None) -> None:
+    """Run one unit to its end, or continue it from its journal; a finished unit is left as is.
+
+    Needs the folder's config.toml (``run_experiment`` writes it) only for ``merge``; units
+    share nothing but the folder, so any process may run any unit, in any order."""
+    out = Path(out_dir)
+    journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl")
+    lines, done = journal.read()
+    if done:
+        return
+    problem = problem_for_trial(config, unit.trial)
+    policy = _policy(config, unit.algorithm, problem)
+    clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
+    rng = np.random.default_rng(unit.seed(config.seed))
+    at = _replay(policy, clock, rng, lines)
+    mode, retry = _hardware(config)
+    # the unit's executor is built with the unit's generator; the run folder holds the
+    # hardware job journal (jobs.jsonl), shared by all units
+    executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
     try:
-        for trial in range(config.trials):
-            problem = first if trial == 0 else problem_for_trial(config, trial)
-            for algorithm in config.algorithms:
-                unit = Unit(trial, algorithm)
-                lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
-                records.extend({"trial": trial, "algorithm": algorithm} | _public(line) for line in lines)
+        for record in run_stages(problem, policy, executor, _settings(config), at, clock=clock):
+            journal.append(record | {"rng": rng.bit_generator.state})
+            if on_progress:
+                on_progress(unit.key, record["cum_calls"], config.budget)
     finally:
         close = getattr(executor, "close", None)  # ends an IBM batch or session
         if close is not None:
             close()
-    write_results(out, config, records)
+    journal.finish()
+
+
+def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]:
+    """Assemble stages.jsonl from the finished unit journals (then remove them), and write
+    summary.csv and regret.png; returns the records.  Idempotent: a folder whose stages.jsonl
+    exists is complete, and only its summary and plot are rewritten."""
+    out = Path(out_dir)
+    if (out / STAGES).exists():
+        records = [json.loads(line) for line in (out / STAGES).read_text().splitlines() if line]
+    else:
+        records = []
+        for unit in units(config):
+            lines, done = UnitJournal(out / UNITS / f"{unit.key}.jsonl").read()
+            if not done:
+                raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
+            records.extend({"trial": unit.trial, "algorithm": unit.algorithm} | _public(line) for line in lines)
+        write_text_atomic(out / STAGES, "".join(json.dumps(r) + "\n" for r in records))
+    shutil.rmtree(out / UNITS, ignore_errors=True)  # each record is kept once: in stages.jsonl
+    write_summary_csv(out / "summary.csv", summarise(records, config), config)
+    plot_regret(records, config, out / "regret.png")
     return records
 
 
-def check_experiment(config: ExperimentConfig) -> tuple[StageSettings, Problem]:
-    """Build trial 0's problem and every policy, and resolve the mitigation: a bad name or
-    option fails here, with a one-line ValueError, before a run folder is claimed.
-    Returns the stage settings and trial 0's problem (for the run to reuse)."""
-    problem = problem_for_trial(config, 0)
-    for algorithm in config.algorithms:
-        make_policy(algorithm, problem.arms, **policy_options(
-            algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {})))
-    settings = StageSettings(
-        config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config), config.weights
-    )
-    return settings, problem
+def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
+    """Continue a killed run from its folder."""
+    path = Path(run_dir) / "config.toml"
+    if not path.exists():
+        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
+    return run_experiment(load_config(path), run_dir, on_progress)
+
+
+def _staged(config: ExperimentConfig) -> bool:
+    """Some policy of the run is quantum (a drifting problem then runs QMC stages for all)."""
+    return any(is_quantum(a) for a in config.algorithms)
+
+
+def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProblem) -> PolicyBase:
+    options = policy_options(algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {}),
+                             _staged(config))
+    return make_policy(algorithm, problem.arms, policy_inputs(problem), **options)
+
+
+def _settings(config: ExperimentConfig) -> StageSettings:
+    return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
+                         _mitigation(config), config.weights)
 
 
 def _mitigation(config: ExperimentConfig):
@@ -128,20 +235,17 @@ def _mitigation(config: ExperimentConfig):
     return make_mitigation(config.mitigation, snapshot)
 
 
-def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
-    """Continue a killed run from its folder."""
-    path = Path(run_dir) / "config.toml"
-    if not path.exists():
-        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
-    return run_experiment(load_config(path), run_dir, on_progress)
-
-
-def write_results(out: Path, config: ExperimentConfig, records: list[dict[str, Any]]) -> None:
-    from qbo.experiments.plot import plot_regret
-
-    write_text_atomic(out / "stages.jsonl", "".join(json.dumps(r) + "\n" for r in records))
-    write_summary_csv(out / "summary.csv", summarise(records, config), config)
-    plot_regret(records, config, out / "regret.png")
+def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]:
+    """(mode, retry policy) of the config's [hardware] table; (None, None) when it is empty,
+    so that an older run folder's execution.json still applies."""
+    table = dict(config.hardware)
+    if not table:
+        return None, None
+    mode = table.pop("mode", None)
+    try:
+        return mode, RetryPolicy(**table)
+    except TypeError as exc:
+        raise ValueError(f"hardware: {exc}") from None
 
 
 def _claim(out: Path, config: ExperimentConfig) -> None:
@@ -153,39 +257,18 @@ def _claim(out: Path, config: ExperimentConfig) -> None:
     write_text_atomic(path, config.to_toml())
 
 
-def _run_unit(
-    unit: Unit, problem: Problem, executor: Executor, config: ExperimentConfig,
-    settings: StageSettings, out: Path, on_progress: ProgressCallback | None,
-) -> list[dict[str, Any]]:
-    journal = UnitJournal(out / "units" / f"{unit.key}.jsonl")
-    lines, done = journal.read()
-    if done:
-        return lines
-    policy = make_policy(unit.algorithm, problem.arms, **policy_options(
-        unit.algorithm, problem, config.budget, config.algorithm_options.get(unit.algorithm, {})))
-    executor.rng = np.random.default_rng(unit.seed(config.seed))
-    at = _replay(policy, executor, lines)
-    for record in run_stages(problem, policy, executor, settings, at):
-        record["rng"] = executor.rng.bit_generator.state
-        journal.append(record)
-        lines.append(record)
-        if on_progress:
-            on_progress(unit.key, record["cum_calls"], config.budget)
-    journal.finish()
-    return lines
-
-
-def _replay(policy, executor: Executor, lines: list[dict[str, Any]]) -> Progress:
-    """Re-tell journalled stages to a fresh policy and restore the random state."""
-    from qbo.algorithms import Query
-
+def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, lines: list[dict[str, Any]]) -> Progress:
+    """Re-tell journalled stages to a fresh policy, rebuild the clock's world and restore the
+    unit's random state (before its executor is built)."""
     for line in lines:
+        clock.replay(line)
         if line["method"] != "exploit":
             query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None))
-            policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"))
+            policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"),
+                        elapsed=line.get("elapsed"), calls=line["honest_calls"])
     if not lines:
         return Progress()
-    executor.rng.bit_generator.state = lines[-1]["rng"]
+    rng.bit_generator.state = lines[-1]["rng"]
     last = lines[-1]
     return Progress(stage=last["stage"], calls=last["cum_calls"], regret=last["cum_regret"])
 

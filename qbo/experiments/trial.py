@@ -1,4 +1,4 @@
-"""One (trial, algorithm) run: the stage loop of Alg. 1 with per-call regret.
+"""One (trial, algorithm) run: the stage loop of Alg. 1 with per-call regret, for every problem.
 
 Dai et al. 2023, Alg. 1 and Sec. 3.2: a stage s queries arm x_s; a quantum policy's stage
 runs QMC(O_{x_s}, eps_s, alpha_s), a classical policy's stage draws one sample (one oracle
@@ -17,6 +17,13 @@ interval QMC actually returned, which is valid for the same failure probability 
 narrower (IAE's last round rarely lands exactly on eps). It breaks the doubling identity of
 App. D, so the theory beta no longer follows from it; measured in bench/regret.py.
 
+Clocks (``qbo.experiments.clock``): what a stage's calls cost in regret, how long it takes and
+what the oracle of an arm is *now* differ between a static problem and a drifting one
+(Imamura et al., seed 000: non-constant evaluation time); the loop itself is the same.  A
+clock's initial design (the seed's random initial rounds) is played before the policy is
+asked; those records have method ``init``.  Time-aware policies are told each stage's
+elapsed time and honest calls.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their
@@ -32,10 +39,10 @@ from typing import Any
 from qbo.algorithms.base import PolicyBase, Query
 from qbo.execution.base import Executor
 from qbo.experiments.accounting import charged_calls
+from qbo.experiments.clock import Clock, FixedClock
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
-from qbo.sampling import classical_samples
 
 
 @dataclass
@@ -60,36 +67,46 @@ class StageSettings:
 
 
 def run_stages(
-    problem: Problem, policy: PolicyBase, executor: Executor, settings: StageSettings,
-    start: Progress | None = None,
+    problem: Problem | None, policy: PolicyBase, executor: Executor, settings: StageSettings,
+    start: Progress | None = None, *, clock: Clock | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one record per stage until the budget or the stopping rule ends the run."""
+    """Yield one record per stage until the budget or the stopping rule ends the run.
+
+    ``clock`` defaults to ``FixedClock(problem)`` (a static problem)."""
+    clock = clock if clock is not None else FixedClock(problem)
     at = start or Progress()
     while at.calls < settings.budget:
-        query = policy.ask()
-        if getattr(policy, "exhausted", False):
-            break
-        outcome = _measure(problem, executor, query, settings, budget_left=settings.budget - at.calls)
+        design = at.stage < len(clock.design)
+        if design:
+            query = Query(clock.design[at.stage], None, None)
+        else:
+            query = policy.ask()
+            if getattr(policy, "exhausted", False):
+                break
+        outcome = _measure(clock, executor, query, settings, budget_left=settings.budget - at.calls)
         if outcome is None:  # line 5: the predicted cost does not fit in the budget
             break
-        value, charged, honest, method, weight_eps = outcome
+        value, charged, honest, method, weight_eps, wall = outcome
         charged = min(charged, settings.budget - at.calls)
-        policy.tell(query, value, epsilon=weight_eps)
-        yield _record(problem, at, query.arm, query.epsilon, method, charged, honest, value) | {"weight_eps": weight_eps}
+        elapsed, regret = clock.stage(query.arm, charged, honest, wall)
+        policy.tell(query, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
+        record = _record(at, query.arm, query.epsilon, "init" if design else method, charged, honest, value, regret)
+        yield record | {"weight_eps": weight_eps} | _timing(clock, regret, charged, elapsed, query.horizon)
     if settings.leftover == "recommend" and at.calls < settings.budget:
         arm = int(policy.recommend())
         left = settings.budget - at.calls
-        yield _record(problem, at, arm, None, "exploit", left, left, None) | {"weight_eps": None}
+        elapsed, regret = clock.exploit(arm, left)
+        record = _record(at, arm, None, "exploit", left, left, None, regret)
+        yield record | {"weight_eps": None} | _timing(clock, regret, left, elapsed, None)
 
 
 def _measure(
-    problem: Problem, executor: Executor, query: Query, settings: StageSettings, budget_left: int
-) -> tuple[float, int, int, str, float | None] | None:
-    """(value, charged calls, honest calls, method, eps of the observation's weight)."""
-    oracle = problem.oracle(query.arm)
+    clock: Clock, executor: Executor, query: Query, settings: StageSettings, budget_left: int
+) -> tuple[float, int, int, str, float | None, float] | None:
+    """(value, charged calls, honest calls, method, eps of the observation's weight, wall s)."""
     if query.epsilon is None:
-        (sample,) = classical_samples(executor, oracle, 1)
-        return float(sample), 1, 1, "sample", None
+        return clock.sample(query.arm, executor), 1, 1, "sample", None, 0.0
+    oracle = clock.oracle(query.arm)
     estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if estimator.expected_calls(eps_unit) > budget_left:
@@ -97,17 +114,25 @@ def _measure(
     estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)
     weight_eps = query.epsilon if settings.weights == "requested" else max(estimate.half_width, 1e-12)
-    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps
+    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps, estimate.wall_time
 
 
 def _record(
-    problem: Problem, at: Progress, arm: int, eps: float | None, method: str,
-    charged: int, honest: int, value: float | None,
+    at: Progress, arm: int, eps: float | None, method: str,
+    charged: int, honest: int, value: float | None, regret: float,
 ) -> dict[str, Any]:
     at.stage += 1
     at.calls += charged
-    at.regret += charged * float(problem.regret(arm))
+    at.regret += regret
     return {
         "stage": at.stage, "arm": arm, "eps": eps, "method": method, "oracle_calls": charged,
         "honest_calls": honest, "estimate": value, "cum_calls": at.calls, "cum_regret": at.regret,
     }
+
+
+def _timing(clock: Clock, regret: float, calls: int, elapsed: float | None, horizon: float | None) -> dict[str, Any]:
+    """A timed clock's fields: per-call regret of the stage, its elapsed time, the clock after
+    it and the horizon the acquisition assumed."""
+    if not clock.timed:
+        return {}
+    return {"regret": regret / max(calls, 1), "elapsed": elapsed, "time": clock.time(), "horizon": horizon}

@@ -1,4 +1,9 @@
-"""Benchmark problems by name: ``make_problem("synthetic-gaussian", seed=3)``."""
+"""Every benchmark problem by name: ``make_problem("synthetic-gaussian", seed=3)``.
+
+Finite-arm problems (``Problem``) and the drifting one (``tv-synthetic``, a ``TVProblem``).
+``takes_seed(name)`` says whether a problem draws with a seed (the runner gives trial t the
+seed ``config.seed + t``); the drifting problem draws its realisations per run unit instead.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from typing import Any
 
 from qbo.problems.automl import automl_svm
 from qbo.problems.base import Problem
+from qbo.problems.drifting import TVProblem, make_tv_problem
+from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.linear import linear
 from qbo.problems.synthetic import synthetic
 
@@ -21,26 +28,34 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
     "automl-svm": (automl_svm, ("std", "seed", "qubits")),
     "linear": (linear, ("dim", "num_arms", "seed", "noise", "std", "qubits", "layout")),
     "berkenkamp-gaussian": (
-        lambda **o: _lengthscale_problem("berkenkamp", "gaussian", o), ("std", "num_arms", "seed", "qubits")),
-    "berkenkamp-bernoulli": (
-        lambda **o: _lengthscale_problem("berkenkamp", "bernoulli", o), ("num_arms", "seed")),
+        lambda **o: berkenkamp(noise="gaussian", **o), ("std", "num_arms", "seed", "qubits")),
+    "berkenkamp-bernoulli": (lambda **o: berkenkamp(noise="bernoulli", **o), ("num_arms", "seed")),
     "michalewicz-gaussian": (
-        lambda **o: _lengthscale_problem("michalewicz", "gaussian", o), ("std", "num_arms", "dim", "seed", "qubits")),
-    "michalewicz-bernoulli": (
-        lambda **o: _lengthscale_problem("michalewicz", "bernoulli", o), ("num_arms", "dim", "seed")),
+        lambda **o: michalewicz(noise="gaussian", **o), ("std", "num_arms", "dim", "seed", "qubits")),
+    "michalewicz-bernoulli": (lambda **o: michalewicz(noise="bernoulli", **o), ("num_arms", "dim", "seed")),
+    "tv-synthetic": (
+        lambda **o: make_tv_problem("tv-synthetic", **o),
+        ("kernel", "times", "grid_size", "lengthscale", "outputscale", "lam", "noise", "uniform_time",
+         "time_noise", "init", "oracle", "window", "std", "sec_per_call", "overhead", "clock")),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
 
 
-def _lengthscale_problem(kind: str, noise: str, options: dict[str, Any]) -> Problem:
-    """The length-scale benchmarks of Ziomek et al. (imported here: they build on Problem)."""
-    from qbo.lengthscale import problems
-
-    return getattr(problems, kind)(noise=noise, **options)
+DRIFTING: tuple[str, ...] = ("tv-synthetic",)
 
 
-def make_problem(name: str, **options: Any) -> Problem:
+def is_drifting(name: str) -> bool:
+    """True for a time-varying problem (its reward drifts while a run spends time)."""
+    return name in DRIFTING
+
+
+def takes_seed(name: str) -> bool:
+    """True when problem ``name`` is drawn with a ``seed`` option."""
+    return name in _BUILDERS and "seed" in _BUILDERS[name][1]
+
+
+def make_problem(name: str, **options: Any) -> Problem | TVProblem:
     """Build a registered problem; one-line ValueError for an unknown name or option."""
     if name not in _BUILDERS:
         raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(PROBLEMS)}")

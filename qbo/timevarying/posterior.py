@@ -32,7 +32,7 @@ import math
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from qbo.timevarying.kernels import ProductKernel, check_forgetting, decay
+from qbo.gp.time_kernels import ProductKernel, check_forgetting, decay
 
 __all__ = ["TVPosterior", "direct_posterior"]
 

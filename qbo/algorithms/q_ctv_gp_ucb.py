@@ -16,27 +16,29 @@ Eq. (2) (``TVPosterior``).  Per stage s:
   its oracle calls times ``sec_per_call`` plus ``overhead`` (or the measured wall/queue time).
   With ``clock="measured"`` the seconds per call are re-estimated from the elapsed times told.
 
-``eps = 0`` and ``time_aware=False`` give Dai et al.'s time-unaware Q-GP-UCB (``q-gp-ucb``).
+``eps = 0`` and ``time_aware=False`` give Dai et al.'s time-unaware Q-GP-UCB, which the library
+registers once, as ``q-gp-ucb`` (``qbo.algorithms.gp_ucb``).  Lines 2-3 and 6 are
+``qbo.algorithms.staged``'s, shared with Q-GP-UCB and Q-LinUCB.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from qbo.algorithms.base import argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.models import default_m_bar
-from qbo.gp.kernels import make_kernel
+from qbo.algorithms import beta as schedules
+from qbo.algorithms.base import Query, argmax_lowest, check_float, check_int_opt
+from qbo.algorithms.beta import check_beta
+from qbo.algorithms.staged import StagedPolicy, resolve_alpha
+from qbo.algorithms.time_varying import SPACE_KERNELS, Gram, gram_of, ucb_at
+from qbo.gp.time_kernels import check_forgetting
 from qbo.qmc import make_estimator
-from qbo.timevarying.kernels import check_forgetting
-from qbo.timevarying.policies import SPACE_KERNELS, TVQuery, ucb_at
 from qbo.timevarying.posterior import TVPosterior
 
-__all__ = ["QUANTUM_TV_POLICIES", "QCTVConfig", "QCTVGPUCB", "stage_cost_model"]
+__all__ = ["QCTVConfig", "QCTVGPUCB", "stage_cost_model"]
 
-QUANTUM_TV_POLICIES = ("q-ctv-gp-ucb", "q-gp-ucb")
 ESTIMATORS = ("iae", "mc", "auto")
 
 
@@ -45,9 +47,10 @@ class QCTVConfig:
     """Options of ``q-ctv-gp-ucb`` (names as in ``qbo.algorithms.QGPUCBConfig`` where shared).
 
     ``eps``: forgetting rate per second; ``budget`` T (oracle calls) for ``lam = 1 + 2/T`` and
-    m_bar (Dai et al. Thm 3, Alg. 1 line 6); ``beta`` "practical" = 1 + ln s (App. J) or a
-    constant; ``sec_per_call``, ``overhead``: the stage-time model (seconds); ``reward_range``:
-    hi - lo of the oracles' window, to turn eps into the amplitude-scale eps of the cost model.
+    m_bar (Dai et al. Thm 3, Alg. 1 line 6; one of the two is required); ``beta`` "practical" =
+    1 + ln s (App. J) or a constant; ``sec_per_call``, ``overhead``: the stage-time model
+    (seconds); ``reward_range``: hi - lo of the oracles' window, to turn eps into the
+    amplitude-scale eps of the cost model; ``eps_min``: floor on eps_s (``exhausted`` below it).
     """
 
     kernel: str = "se"
@@ -78,8 +81,7 @@ class QCTVConfig:
         check_int_opt("m_bar", self.m_bar)
         if self.lam is not None:
             check_float("lam", self.lam, low=0.0)
-        if not (self.beta == "practical" or (not isinstance(self.beta, str) and check_float("beta", self.beta, low=0.0, low_open=False) >= 0)):
-            raise ValueError(f"beta must be 'practical' or a float >= 0, got {self.beta!r}")
+        check_beta(self.beta, ("practical",))
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
 
@@ -98,62 +100,50 @@ def stage_cost_model(estimator: str, alpha: float, points: int = 40) -> tuple[np
     return np.log(grid), np.log(np.maximum(calls, 1.0))
 
 
-class QCTVGPUCB:
+class QCTVGPUCB(StagedPolicy):
     """Q-GP-UCB on a drifting reward with stage-time-aware acquisition (module doc)."""
 
-    quantum = True
+    name = "q-ctv-gp-ucb"
+    clocked = True
+    inputs = ("gram",)
 
-    def __init__(self, name: str, arms: np.ndarray, config: QCTVConfig | None = None, *,
-                 kernel_matrix: np.ndarray | None = None) -> None:
-        if name not in QUANTUM_TV_POLICIES:
-            raise ValueError(f"unknown quantum time-varying policy {name!r}; expected one of {QUANTUM_TV_POLICIES}")
-        cfg = config or QCTVConfig()
-        if name == "q-gp-ucb":
-            cfg = QCTVConfig(**(asdict(cfg) | {"eps": 0.0, "time_aware": False}))
-        self.name, self.config, self.arms = name, cfg, np.asarray(arms, float)
-        K = kernel_matrix if kernel_matrix is not None else \
-            make_kernel(cfg.kernel, cfg.lengthscale, cfg.outputscale)(self.arms, self.arms)
+    def __init__(self, arms: np.ndarray, config: QCTVConfig | None = None, *,
+                 gram: Gram | None = None) -> None:
+        super().__init__(arms, config if config is not None else QCTVConfig())
+        cfg = self.config
+        K = gram_of(cfg, self.arms, gram)
         self.lam = cfg.lam_value
         self.posterior = TVPosterior(K, cfg.eps, self.lam)
-        self.m_bar = cfg.m_bar or (default_m_bar(cfg.budget, K.shape[0], float(np.max(np.diag(K))), self.lam)
-                                   if cfg.budget else 1000)
-        self.alpha = cfg.delta / (2.0 * self.m_bar)
+        self.m_bar, self.alpha = resolve_alpha(cfg.delta, cfg.budget, cfg.m_bar, K.shape[0],
+                                               float(np.max(np.diag(K))), self.lam)
         self._cost = stage_cost_model(cfg.estimator, self.alpha)
         self.sec_per_call = cfg.sec_per_call
-        self.t, self.calls, self.elapsed = 0, 0, 0.0
-        self._pending: TVQuery | None = None
+        self.calls, self.elapsed = 0, 0.0
 
     def predicted_time(self, eps: np.ndarray) -> np.ndarray:
         """Stage time ``overhead + sec_per_call * N(eps / reward_range)`` (seconds) per arm."""
         log_e = np.log(np.clip(eps / self.config.reward_range, 1e-4, 0.5))
         return self.config.overhead + self.sec_per_call * np.exp(np.interp(log_e, *self._cost))
 
-    def ask(self) -> TVQuery:
-        """Alg. 1 lines 2 and 6 with the time-aware score (module doc); cached until ``tell``."""
-        if self._pending is None:
-            eps = np.maximum(np.sqrt(self.posterior.var) / math.sqrt(self.lam), self.config.eps_min)
-            beta = 1.0 + math.log(self.t + 1) if self.config.beta == "practical" else float(self.config.beta)
-            horizon = self.predicted_time(eps) if self.config.time_aware else np.zeros_like(eps)
-            arm = argmax_lowest(ucb_at(self.posterior, 0.5 * horizon, beta))
-            self._pending = TVQuery(arm, float(eps[arm]), self.alpha, float(horizon[arm]))
-        return self._pending
+    def _select(self) -> Query:
+        """Alg. 1 lines 2 and 6 with the time-aware score (module doc)."""
+        raw = np.sqrt(self.posterior.var) / math.sqrt(self.lam)
+        eps = np.maximum(raw, self.config.eps_min)
+        s = self.t + 1
+        beta = schedules.practical(s) if self.config.beta == "practical" else float(self.config.beta)
+        horizon = self.predicted_time(eps) if self.config.time_aware else np.zeros_like(eps)
+        query = self._stage_query(ucb_at(self.posterior, 0.5 * horizon, beta), raw)
+        return Query(query.arm, query.epsilon, query.alpha, float(horizon[query.arm]))
 
-    def tell(self, query: TVQuery, value: float, elapsed: float, epsilon: float | None = None,
-             calls: int | None = None) -> None:
+    def _update_clocked(self, arm: int, value: float, eps: float, elapsed: float, calls: int | None) -> None:
         """Line 7: condition on the stage's estimate (weight 1/eps^2) at its start, then advance."""
-        e = check_float("epsilon", query.epsilon if epsilon is None else epsilon, low=0.0)
-        t = check_float("elapsed", elapsed, low=0.0, low_open=False)
-        self.posterior.add(int(query.arm), check_float("value", value), self.lam * e * e)
-        self.posterior.advance(t)
-        self.t += 1
-        self.elapsed += t
+        self.posterior.add(arm, value, self.lam * eps * eps)
+        self.posterior.advance(elapsed)
+        self.elapsed += elapsed
         if calls:
             self.calls += int(calls)
-            self.sec_per_call = max((self.elapsed - self.t * self.config.overhead) / self.calls, 1e-12)
-        self._pending = None
+            stages = self.t + 1  # this one included: the history grows after the update
+            self.sec_per_call = max((self.elapsed - stages * self.config.overhead) / self.calls, 1e-12)
 
     def recommend(self) -> int:
         return argmax_lowest(self.posterior.mean)
-
-    def state_dict(self) -> dict:
-        return {"name": self.name, "config": asdict(self.config), "stages": self.t}

@@ -15,10 +15,17 @@ For dt = 1 this is the seed's recursion.  It keeps the stationary covariance
 ``a(dt/2)^2 q(dt/2) + q(dt/2) = q(dt)``), and its covariance ``Cov(f(tau), f(tau + dt)) =
 a(dt) K = k_space x k_time`` with k_time of Eq. (2) at eps = lambda, so the generator is
 exactly the GP the time-varying policies assume.
+
+A ``TVProblem`` also says how a run measures it (``StageModel``): the seed's rounds (one noisy
+evaluation taking t(x), after ``init`` random rounds) when every policy is classical, or QMC
+stages on ``drifting_oracle`` (Bernoulli or Gaussian in a fixed reward window) whose duration
+is ``overhead + calls * sec_per_call`` (``clock="calls"``) or the measured QMC wall time plus
+the overhead (``clock="wall"``) when some policy is quantum (``qbo.experiments.clock``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -28,15 +35,16 @@ from qiskit import QuantumCircuit
 from qbo.gp.kernels import make_kernel
 from qbo.oracles.base import Oracle
 from qbo.oracles.gaussian import gaussian
-from qbo.timevarying.kernels import check_forgetting, decay
+from qbo.gp.time_kernels import check_forgetting, decay
 
 __all__ = [
-    "ArmSpace", "DriftingField", "TIME_SETTINGS", "TVProblem", "World", "ar1_coefficients",
+    "ArmSpace", "DriftingField", "StageModel", "TIME_SETTINGS", "TVProblem", "World", "ar1_coefficients",
     "biased_time", "drifting_oracle", "make_tv_problem",
 ]
 
 TIME_SETTINGS = ("uniform", "biased")
 ORACLE_KINDS = ("bernoulli", "gaussian")
+CLOCKS = ("calls", "wall")
 
 
 def ar1_coefficients(lam: float, dt: float) -> tuple[float, float]:
@@ -57,6 +65,12 @@ def grid(n: int) -> np.ndarray:
     return np.array([(u, v) for u in g for v in g])
 
 
+@functools.lru_cache(maxsize=4)
+def _grid_gram(arms: bytes, m: int, kernel: str, lengthscale: float, outputscale: float) -> np.ndarray:
+    A = np.frombuffer(arms, dtype=float).reshape(m, -1)
+    return make_kernel(kernel, lengthscale, outputscale)(A, A)
+
+
 @dataclass(frozen=True, eq=False)
 class ArmSpace:
     """Arms (m x d), the space Gram matrix K (m x m) and a square-root factor F (K ~= F F^T)."""
@@ -74,6 +88,12 @@ class ArmSpace:
         s, U = np.linalg.eigh(K)
         keep = s > rel_tol * s[-1]
         return cls(A, K, U[:, keep] * np.sqrt(s[keep]))
+
+    @classmethod
+    @functools.lru_cache(maxsize=4)
+    def on_grid(cls, n: int, kernel: str, lengthscale: float, outputscale: float = 1.0) -> "ArmSpace":
+        """``make`` on the n x n grid, memoised: every trial and unit of a run shares it."""
+        return cls.make(grid(n), kernel, lengthscale, outputscale)
 
     @property
     def num_arms(self) -> int:
@@ -102,6 +122,44 @@ class DriftingField:
         return self.values
 
 
+@dataclass(frozen=True)
+class StageModel:
+    """How a quantum-mode run measures the drifting problem (module doc; seconds)."""
+
+    oracle: str = "bernoulli"
+    window: tuple[float, float] = (-3.0, 3.0)
+    std: float = 0.5
+    sec_per_call: float = 1e-3
+    overhead: float = 0.0
+    clock: str = "calls"
+
+    def __post_init__(self) -> None:
+        if self.oracle not in ORACLE_KINDS:
+            raise ValueError(f"oracle kind must be one of {ORACLE_KINDS}, got {self.oracle!r}")
+        try:
+            lo, hi = (float(v) for v in self.window)
+        except (TypeError, ValueError):
+            raise ValueError(f"window must be two numbers (lo, hi), got {self.window!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+            raise ValueError(f"window must be finite with hi > lo, got {self.window!r}")
+        object.__setattr__(self, "window", (lo, hi))
+        for key in ("std", "sec_per_call"):
+            _check_positive(key, getattr(self, key))
+        if not (isinstance(self.overhead, (int, float)) and math.isfinite(self.overhead) and self.overhead >= 0):
+            raise ValueError(f"overhead must be a finite number >= 0, got {self.overhead!r}")
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}")
+
+    @property
+    def reward_range(self) -> float:
+        return self.window[1] - self.window[0]
+
+
+def _check_positive(key: str, val: object) -> None:
+    if isinstance(val, bool) or not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0):
+        raise ValueError(f"{key} must be a finite number > 0, got {val!r}")
+
+
 @dataclass(frozen=True, eq=False)
 class TVProblem:
     """A drifting problem: arms, drift rate lambda, noise variance, evaluation time per arm.
@@ -118,10 +176,19 @@ class TVProblem:
     eval_times: np.ndarray
     time_noise: float = 0.0
     options: dict = field(default_factory=dict)
+    stages: StageModel = field(default_factory=StageModel)
+    init: int = 30
 
     @property
     def arms(self) -> np.ndarray:
         return self.space.arms
+
+    def gram(self, kernel: str, lengthscale: float, outputscale: float) -> np.ndarray:
+        """The space Gram matrix of a model's kernel: the generator's own when they agree."""
+        po = self.options
+        if (kernel, float(lengthscale), float(outputscale)) == (po["kernel"], float(po["lengthscale"]), float(po["outputscale"])):
+            return self.space.K
+        return _grid_gram(self.space.arms.tobytes(), self.num_arms, kernel, float(lengthscale), float(outputscale))
 
     @property
     def num_arms(self) -> int:
@@ -163,13 +230,29 @@ class World:
         f = self.field.values
         return float(f.max() - f[arm])
 
+    def charge(self, arm: int, elapsed: float, calls: int, chunks: int = 8) -> float:
+        """Regret of ``calls`` calls at ``arm`` spread over ``elapsed`` seconds while f drifts:
+        ``<= chunks`` steps, each chunk's calls paying the gap after its step."""
+        k = max(1, min(chunks, calls))
+        split = np.diff(np.round(np.linspace(0, calls, k + 1))).astype(int)
+        total = 0.0
+        for c in split:
+            self.field.step(elapsed / k)
+            total += c * self.regret(arm)
+        return total
+
 
 def make_tv_problem(
     name: str = "tv-synthetic", *, kernel: str = "se", times: str = "uniform", grid_size: int = 50,
     lengthscale: float = 0.2, outputscale: float = 1.0, lam: float = 0.01, noise: float = 0.01,
     uniform_time: float = 3.0, time_noise: float = 0.0, space: ArmSpace | None = None,
+    init: int = 30, oracle: str = "bernoulli", window: tuple[float, float] = (-3.0, 3.0), std: float = 0.5,
+    sec_per_call: float = 1e-3, overhead: float = 0.0, clock: str = "calls",
 ) -> TVProblem:
-    """The seed's Sec. 5.1 problem; ``space`` reuses a precomputed ArmSpace (same kernel/grid)."""
+    """The seed's Sec. 5.1 problem; ``space`` reuses a precomputed ArmSpace (same kernel/grid).
+
+    ``init``: random initial rounds of a classical run (seed Sec. 5.2); ``oracle`` ... ``clock``:
+    the ``StageModel`` of a quantum run (module doc)."""
     if name != "tv-synthetic":
         raise ValueError(f"time-varying problem must be 'tv-synthetic', got {name!r}")
     if kernel not in ("se", "matern12", "matern32", "matern52"):
@@ -183,12 +266,18 @@ def make_tv_problem(
             raise ValueError(f"{key} must be a finite number > 0, got {val!r}")
     if not (isinstance(time_noise, (int, float)) and math.isfinite(time_noise) and time_noise >= 0):
         raise ValueError(f"time_noise must be a finite number >= 0, got {time_noise!r}")
-    sp = space if space is not None else ArmSpace.make(grid(grid_size), kernel, lengthscale, outputscale)
+    if isinstance(init, bool) or not isinstance(init, int) or init < 0:
+        raise ValueError(f"init must be an integer >= 0, got {init!r}")
+    stages = StageModel(oracle, window, std, sec_per_call, overhead, clock)
+    sp = space if space is not None else ArmSpace.on_grid(grid_size, kernel, float(lengthscale), float(outputscale))
     times_arr = np.full(sp.num_arms, float(uniform_time)) if times == "uniform" else biased_time(sp.arms)
     opts = {"kernel": kernel, "times": times, "grid_size": grid_size, "lengthscale": lengthscale,
             "outputscale": outputscale, "lam": lam, "noise": noise, "uniform_time": uniform_time,
             "time_noise": time_noise}
-    return TVProblem(name, sp, check_forgetting(lam, "lam"), float(noise), times_arr, float(time_noise), opts)
+    opts |= {"init": init, "oracle": oracle, "window": list(stages.window), "std": std,
+             "sec_per_call": sec_per_call, "overhead": overhead, "clock": clock}
+    return TVProblem(name, sp, check_forgetting(lam, "lam"), float(noise), times_arr, float(time_noise), opts,
+                     stages, init)
 
 
 def drifting_oracle(value: float, kind: str = "bernoulli", window: tuple[float, float] = (-3.0, 3.0),

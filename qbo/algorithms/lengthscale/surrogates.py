@@ -23,9 +23,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from qbo.gp.kernels import make_kernel
-from qbo.lengthscale.bounds import suspected_regret, xi
-from qbo.lengthscale.growth import candidate, growth
-from qbo.lengthscale.mle import fit_hyperparameters
+from qbo.algorithms.lengthscale.bounds import suspected_regret, xi
+from qbo.algorithms.lengthscale.growth import candidate, growth
+from qbo.algorithms.lengthscale.mle import fit_hyperparameters
 from qbo.lengthscale.posterior import ArmStats, DirectArmModel
 
 __all__ = [
