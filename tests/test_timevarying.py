@@ -174,8 +174,83 @@ def test_quantum_runner_honest_calls_and_drift(tmp_path):
     assert len(c) == 400 and c[-1]["time"] == pytest.approx(400 * 0.05)
 
 
-def test_time_varying_runner_rejects_mitigation(tmp_path):
-    cfg = {"problem": "tv-synthetic", "algorithms": ["q-ctv-gp-ucb"], "budget": 100, "trials": 1,
-           "target": "aer:fake_torino", "mitigation": "zne", "problem_options": {"grid_size": 3}}
-    with pytest.raises(ValueError, match="mitigation 'zne'"):
-        run_tv_experiment(cfg, tmp_path)
+@pytest.mark.slow
+def test_time_varying_run_applies_mitigation(tmp_path):
+    """Drifting problems run the one stage loop, so mitigation reaches their QMC stages."""
+    cfg = {"problem": "tv-synthetic", "algorithms": ["q-ctv-gp-ucb"], "budget": 300, "trials": 1,
+           "target": "aer:fake_torino", "mitigation": "rem", "problem_options": {"grid_size": 3}}
+    recs = run_tv_experiment(cfg, tmp_path)
+    staged = [r for r in recs if r["method"] not in ("exploit",)]
+    assert staged and all(r["method"] == "iae+rem" for r in staged)  # mitigated IAE
+    assert all(r["oracle_calls"] <= r["honest_calls"] for r in staged)
+    assert recs[-1]["cum_calls"] == 300
+
+
+TV_FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
+
+
+def _files(folder):
+    return {name: (folder / name).read_bytes() for name in TV_FILES}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithms, budget", [
+    (["ctv", "gp-ucb"], 40),                  # classical rounds: the world replays its noise
+    (["q-ctv-gp-ucb", "tv-gp-ucb"], 600),     # QMC stages on the drifting oracle
+], ids=["rounds", "stages"])
+def test_crashed_time_varying_run_resumes_to_identical_files(tmp_path, monkeypatch, algorithms, budget):
+    from qbo.experiments.journal import UnitJournal
+    from qbo.experiments.runner import resume_experiment
+
+    cfg = {"problem": "tv-synthetic", "algorithms": algorithms, "budget": budget, "trials": 2,
+           "problem_options": {"grid_size": 4, "times": "biased", "init": 5, "time_noise": 0.1}}
+    run_tv_experiment(cfg, tmp_path / "clean")
+    appended, original = {"n": 0}, UnitJournal.append
+
+    def flaky(self, entry):
+        appended["n"] += 1
+        if appended["n"] == 57:
+            raise RuntimeError("crash")
+        original(self, entry)
+
+    monkeypatch.setattr(UnitJournal, "append", flaky)
+    with pytest.raises(RuntimeError, match="crash"):
+        run_tv_experiment(cfg, tmp_path / "crashed")
+    monkeypatch.setattr(UnitJournal, "append", original)
+    assert not (tmp_path / "crashed" / "stages.jsonl").exists()
+    resume_experiment(tmp_path / "crashed")
+    assert _files(tmp_path / "crashed") == _files(tmp_path / "clean")
+
+
+@pytest.mark.slow
+def test_sigkilled_time_varying_run_resumes_to_identical_files(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    args = ["--problem", "tv-synthetic", "--algorithms", "q-ctv-gp-ucb,ctv", "--budget", "1500", "--trials", "2"]
+    config = tmp_path / "tv.toml"
+    config.write_text('[problem_options]\ngrid_size = 4\ntimes = "biased"\ntime_noise = 0.1\n')
+    clean = CliRunner().invoke(app, ["run", str(config), *args, "--out", str(tmp_path / "clean")])
+    assert clean.exit_code == 0, clean.output
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "qbo.cli", "run", str(config), *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:  # kill once the third unit has begun: mid-run
+        journals = sorted((out / "units").glob("*.jsonl")) if (out / "units").exists() else []
+        if len(journals) >= 2 and journals[-1].stat().st_size > 2000:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL  # killed, not finished
+    assert not (out / "stages.jsonl").exists()
+    resumed = CliRunner().invoke(app, ["run", "--resume", str(out)])
+    assert resumed.exit_code == 0, resumed.output
+    assert _files(out) == _files(tmp_path / "clean")

@@ -133,6 +133,8 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
     """Build trial 0's problem and every policy, and resolve the mitigation and the hardware
     settings: a bad name or option fails here, with a one-line ValueError, before a run
     folder is claimed.  Returns the stage settings."""
+    for algorithm in config.algorithms:
+        is_quantum(algorithm)  # an unknown name fails before any problem is built
     problem = problem_for_trial(config, 0)
     for algorithm in config.algorithms:
         _policy(config, algorithm, problem)
