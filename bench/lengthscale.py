@@ -27,8 +27,9 @@ import numpy as np
 from qbo.algorithms import make_policy
 from qbo.execution import ExactExecutor
 from qbo.experiments.trial import StageSettings, run_stages
-from qbo.lengthscale import ArmStats, fit_hyperparameters
-from qbo.lengthscale.problems import berkenkamp, michalewicz
+from qbo.algorithms.lengthscale import fit_hyperparameters
+from qbo.lengthscale.posterior import ArmStats
+from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.base import Problem
 
 STD = 0.05

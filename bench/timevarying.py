@@ -22,12 +22,21 @@ import time
 
 import numpy as np
 
+from qbo.algorithms import make_policy
 from qbo.execution import ExactExecutor
-from qbo.timevarying import make_tv_policy, make_tv_problem
-from qbo.timevarying.runner import QUANTUM_OPTIONS, run_classical_trial, run_quantum_trial
+from qbo.experiments.clock import DriftClock, RoundClock
+from qbo.experiments.defaults import policy_inputs, policy_options
+from qbo.experiments.trial import StageSettings, run_stages
+from qbo.problems import make_tv_problem
 
 CLASSICAL = ("ctv-fixed", "ctv", "ctv-simple", "tv-gp-ucb", "gp-ucb")
 QUANTUM = ("q-ctv-gp-ucb", "q-gp-ucb", "tv-gp-ucb", "gp-ucb")
+
+
+def policy(alg: str, problem, budget: int, staged: bool, options: dict | None = None):
+    """``alg`` with the runner's defaults for the drifting problem (qbo.experiments.defaults)."""
+    opts = policy_options(alg, problem, budget, options or {}, staged)
+    return make_policy(alg, problem.arms, policy_inputs(problem), **opts)
 
 
 def mean_se(x: list[float]) -> tuple[float, float]:
@@ -39,16 +48,15 @@ def classical(reps: int, rounds: int, init: int, seed: int, time_noise: float) -
     print(f"# classical: R_n/n at n={rounds} (incl. {init} random initial rounds) and over rounds "
           f"{init + 1}..{rounds}; mean +- SE over {reps} reps")
     for kernel in ("se", "matern52"):
-        space = None
-        grams: dict = {}
         for times in ("uniform", "biased"):
             start = time.perf_counter()
             res = {a: ([], []) for a in CLASSICAL}
             for rep in range(reps):
-                problem = make_tv_problem(kernel=kernel, times=times, time_noise=time_noise, space=space)
-                space = problem.space
+                problem = make_tv_problem(kernel=kernel, times=times, time_noise=time_noise, init=init)
                 for alg in CLASSICAL:
-                    recs = run_classical_trial(problem, make_tv_policy(alg, problem, grams=grams), rounds, init, (seed, rep))
+                    clock = RoundClock(problem, (seed, rep), rounds)
+                    recs = list(run_stages(problem, policy(alg, problem, rounds, False), ExactExecutor(0),
+                                           StageSettings(rounds), clock=clock))
                     r = np.array([x["regret"] for x in recs])
                     res[alg][0].append(r.sum() / rounds)
                     res[alg][1].append(r[init:].mean())
@@ -67,20 +75,15 @@ def classical(reps: int, rounds: int, init: int, seed: int, time_noise: float) -
 def quantum(reps: int, budget: int, seed: int, sec_per_call: float, grid: int, overhead: float) -> None:
     print(f"\n# quantum (honest accounting): drifting Bernoulli oracle, {grid}x{grid} arms, SE data, uniform "
           f"(unused) times, {sec_per_call} s per oracle call + {overhead} s per stage, lambda 0.01/s, T = {budget}")
-    qopts = QUANTUM_OPTIONS | {"sec_per_call": sec_per_call, "overhead": overhead}
-    lo, hi = qopts["window"]
     res = {a: [] for a in QUANTUM}
     stages = {a: [] for a in QUANTUM}
     start = time.perf_counter()
-    space = None
     for rep in range(reps):
-        problem = make_tv_problem(kernel="se", grid_size=grid, space=space)
-        space = problem.space
+        problem = make_tv_problem(kernel="se", grid_size=grid, sec_per_call=sec_per_call, overhead=overhead)
         for i, alg in enumerate(QUANTUM):
-            opts = {"kernel": "se"}
-            policy = make_tv_policy(alg, problem, opts, budget=budget, reward_range=hi - lo,
-                                    sec_per_call=sec_per_call, overhead=overhead)
-            recs = run_quantum_trial(problem, policy, budget, (seed, rep), ExactExecutor(1000 * rep + i), qopts)
+            recs = list(run_stages(problem, policy(alg, problem, budget, True, {"kernel": "se"}),
+                                   ExactExecutor(1000 * rep + i), StageSettings(budget),
+                                   clock=DriftClock(problem, (seed, rep))))
             res[alg].append(recs[-1]["cum_regret"] / recs[-1]["cum_calls"])
             stages[alg].append(len(recs))
     print(f"({time.perf_counter() - start:.0f} s)")

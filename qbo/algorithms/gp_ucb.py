@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms import beta as schedules
-from qbo.algorithms.beta import check_beta
+from qbo.algorithms.beta import bogunovic, check_beta, practical, theorem1, theory
 from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 
@@ -136,9 +135,9 @@ class QGPUCB(_SurrogatePolicy, StagedPolicy):
         """UCB multiplier beta_s of stage ``s`` (1-based), Dai et al. Alg. 1 line 2."""
         b, cfg = self.config.beta, self.config
         if b == "practical":
-            return schedules.practical(s)
+            return practical(s)
         if b == "theory":
-            return schedules.theory(self.model.information_gain, cfg.B, cfg.delta)
+            return theory(self.model.information_gain, cfg.B, cfg.delta)
         return float(b)
 
     def _select(self) -> Query:
@@ -198,11 +197,11 @@ class GPUCB(_SurrogatePolicy):
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
         b, cfg = self.config.beta, self.config
         if b == "theorem1":
-            return schedules.theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
+            return theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
         if b == "practical":
-            return schedules.practical(t)
+            return practical(t)
         if b == "bogunovic":
-            return schedules.bogunovic(t)
+            return bogunovic(t)
         return float(b)
 
     def _select(self) -> Query:

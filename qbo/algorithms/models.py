@@ -14,7 +14,6 @@ Both expose ``add(arm, y, eps)``, ``posterior() -> (mean (m), var (m))``,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Protocol
 

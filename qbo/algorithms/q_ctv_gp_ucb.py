@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qbo.algorithms import beta as schedules
 from qbo.algorithms.base import Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.beta import check_beta
+from qbo.algorithms.beta import check_beta, practical
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.algorithms.time_varying import SPACE_KERNELS, Gram, gram_of, ucb_at
 from qbo.gp.time_kernels import check_forgetting
@@ -130,7 +129,7 @@ class QCTVGPUCB(StagedPolicy):
         raw = np.sqrt(self.posterior.var) / math.sqrt(self.lam)
         eps = np.maximum(raw, self.config.eps_min)
         s = self.t + 1
-        beta = schedules.practical(s) if self.config.beta == "practical" else float(self.config.beta)
+        beta = practical(s) if self.config.beta == "practical" else float(self.config.beta)
         horizon = self.predicted_time(eps) if self.config.time_aware else np.zeros_like(eps)
         query = self._stage_query(ucb_at(self.posterior, 0.5 * horizon, beta), raw)
         return Query(query.arm, query.epsilon, query.alpha, float(horizon[query.arm]))

@@ -33,9 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms import beta as schedules
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
-from qbo.algorithms.beta import check_beta
+from qbo.algorithms.beta import bogunovic, check_beta, practical
 from qbo.algorithms.quadrature import lognormal_mean, lognormal_nodes
 from qbo.gp.kernels import make_kernel
 from qbo.gp.time_kernels import check_forgetting
@@ -53,9 +52,9 @@ SPACE_KERNELS = ("se", "matern12", "matern32", "matern52")
 def beta_multiplier(beta: str | float, n: int) -> float:
     """Multiplier of sigma at round ``n`` (1-based): a ``BETAS`` schedule or a constant."""
     if beta == "bogunovic":
-        return schedules.bogunovic(n)
+        return bogunovic(n)
     if beta == "practical":
-        return schedules.practical(n)
+        return practical(n)
     return float(beta)
 
 
