@@ -67,20 +67,24 @@ def submit(
 ) -> None:
     """Start a hardware-in-the-loop BO run: every job is journalled in RUN_DIR/jobs.jsonl."""
     from qbo.execution import runtime
-    from qbo.execution.jobs import RetryPolicy, check_mode, write_settings
+    from qbo.execution.jobs import RetryPolicy, check_mode
     from qbo.experiments.config import load_config
     from qbo.experiments.runner import check_experiment
 
     kind, name = parse_device(backend)
     check_mode(mode)
-    retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
-    cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
+    RetryPolicy(max_attempts=attempts, timeout_s=timeout)  # one-line errors for bad values
+    # mode and retries go into the config's [hardware] table (only what differs from the defaults)
+    chosen = {"mode": mode, "max_attempts": attempts, "timeout_s": timeout}
+    defaults = {"mode": "job", "max_attempts": RetryPolicy.max_attempts, "timeout_s": RetryPolicy.timeout_s}
+    base = load_config(config)
+    hardware = dict(base.hardware) | {k: v for k, v in chosen.items() if v != defaults[k]}
+    cfg = base.with_overrides(target=f"{kind}:{name}", hardware=hardware)
     runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
-    if (folder / "config.toml").exists() and load_config(folder / "config.toml") != cfg:
+    if (folder / "config.toml").exists() and not load_config(folder / "config.toml").same_experiment(cfg):
         raise ValueError(f"'{folder}' holds a different experiment; use a fresh --out or `qbo jobs resume {folder}`")
-    write_settings(folder, mode, retry)
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
 
 
@@ -91,12 +95,22 @@ def resume(
     mode: Annotated[Optional[str], typer.Option(help="Change the mode: " + MODE_HELP)] = None,
 ) -> None:
     """Continue a run: journalled counts are reused and pending jobs re-attached, never re-submitted."""
-    from qbo.execution.jobs import check_mode, read_settings, write_settings
+    from dataclasses import asdict
+
+    from qbo.execution.jobs import SETTINGS_NAME, check_mode, read_settings
+    from qbo.experiments.config import load_config
     from qbo.experiments.runner import resume_experiment
 
     _check_run_dir(run_dir)
-    if mode is not None:
-        write_settings(run_dir, check_mode(mode), read_settings(run_dir)[1])
+    if mode is not None:  # the new mode goes into config.toml's [hardware] table
+        cfg = load_config(run_dir / "config.toml")
+        hardware = dict(cfg.hardware)
+        if not hardware and (run_dir / SETTINGS_NAME).exists():  # an older folder: fold it in
+            saved_mode, retry = read_settings(run_dir)
+            hardware = {"mode": saved_mode} | {k: v for k, v in asdict(retry).items() if v is not None}
+        cfg = cfg.with_overrides(hardware=hardware | {"mode": check_mode(mode)})
+        _run(run_dir, lambda report: _run_experiment(cfg, run_dir, report))
+        return
     _run(run_dir, lambda report: resume_experiment(run_dir, report))
 
 

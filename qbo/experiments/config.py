@@ -102,6 +102,10 @@ class ExperimentConfig:
         """A copy with the given (non-None) fields replaced."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
+    def same_experiment(self, other: "ExperimentConfig") -> bool:
+        """Equal in everything that determines results (all but the [hardware] table)."""
+        return replace(self, hardware={}) == replace(other, hardware={})
+
     def with_lengthscale(self, spec: str) -> "ExperimentConfig":
         """A copy whose GP policies all use the length-scale mode ``spec`` (e.g. 'lb')."""
         from qbo.experiments.defaults import GP_POLICIES

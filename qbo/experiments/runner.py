@@ -251,11 +251,15 @@ def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]
 
 
 def _claim(out: Path, config: ExperimentConfig) -> None:
+    """Write config.toml, or check that the folder's is this experiment; a changed [hardware]
+    table (how to reach the device, not what is computed) replaces the folder's."""
     path = out / "config.toml"
     if path.exists():
-        if load_config(path) != config:
+        saved = load_config(path)
+        if not saved.same_experiment(config):
             raise ValueError(f"'{out}' holds a different experiment; use a fresh --out or --resume {out}")
-        return
+        if saved == config:
+            return
     write_text_atomic(path, config.to_toml())
 
 

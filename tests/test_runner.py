@@ -1,0 +1,93 @@
+"""One runner for every problem: per-unit entry point, order independence, records once,
+hardware settings in the config, one registry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qbo.algorithms import POLICIES, POLICY_NAMES, is_quantum
+from qbo.execution import runtime
+from qbo.execution.jobs import JobJournal
+from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.runner import merge, run_experiment, run_unit, units
+from qbo.execution.runtime import LocalConnection
+from tests.support.faults import ExactConnection
+
+SMALL = ExperimentConfig(budget=300, trials=2)
+FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
+
+
+def files(folder):
+    return {name: (folder / name).read_bytes() for name in FILES}
+
+
+@pytest.mark.slow
+def test_units_in_any_order_then_merge_equal_a_plain_run(tmp_path):
+    run_experiment(SMALL, tmp_path / "plain")
+    out = tmp_path / "fanned"
+    out.mkdir()
+    (out / "config.toml").write_text(SMALL.to_toml())
+    for unit in reversed(units(SMALL)):  # as a worker pool might finish them
+        run_unit(SMALL, unit, out)
+    merge(SMALL, out)
+    assert files(out) == files(tmp_path / "plain")
+
+
+def test_merge_refuses_an_unfinished_unit(tmp_path):
+    (tmp_path / "config.toml").write_text(SMALL.to_toml())
+    run_unit(SMALL, units(SMALL)[0], tmp_path)
+    with pytest.raises(ValueError, match="trial000-gp-ucb of .* is not finished"):
+        merge(SMALL, tmp_path)
+
+
+@pytest.mark.slow
+def test_each_stage_record_is_written_once(tmp_path):
+    records = run_experiment(SMALL, tmp_path)
+    assert not (tmp_path / "units").exists()  # the journals were folded into stages.jsonl
+    lines = (tmp_path / "stages.jsonl").read_text().splitlines()
+    assert len(lines) == len(records) and json.loads(lines[0]) == records[0] and "rng" not in records[0]
+    again = run_experiment(SMALL, tmp_path)  # a finished folder: read back, nothing re-run
+    assert again == records
+
+
+def test_one_registry_one_name_per_policy():
+    assert len(POLICY_NAMES) == len(set(POLICY_NAMES)) == len(POLICIES)
+    assert {n for n in POLICY_NAMES if is_quantum(n)} == {"q-gp-ucb", "q-linucb", "q-ctv-gp-ucb"}
+    with pytest.raises(ValueError, match="unknown policy 'nope'"):
+        is_quantum("nope")
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ({"mode": "turbo"}, "hardware mode must be one of job, batch, session, got 'turbo'"),
+    ({"retries": 3}, "hardware has unknown key 'retries'"),
+])
+def test_bad_hardware_table_is_one_line(table, fragment):
+    with pytest.raises(ValueError, match=fragment) as info:
+        ExperimentConfig(hardware=table)
+    assert "\n" not in str(info.value)
+
+
+def test_hardware_table_round_trips_and_is_left_out_when_empty(tmp_path):
+    assert "hardware" not in SMALL.to_toml()
+    cfg = SMALL.with_overrides(hardware={"mode": "batch", "timeout_s": 60.0})
+    (tmp_path / "c.toml").write_text(cfg.to_toml())
+    assert load_config(tmp_path / "c.toml") == cfg and cfg.same_experiment(SMALL) and cfg != SMALL
+
+
+@pytest.mark.slow
+def test_the_configs_hardware_mode_reaches_the_device(tmp_path, monkeypatch):
+    conn = ExactConnection(store=tmp_path / "server")
+    monkeypatch.setattr(runtime, "connect", lambda kind: conn if kind == "ibm" else LocalConnection())
+    cfg = ExperimentConfig(algorithms=("q-gp-ucb",), budget=400, trials=1, target="ibm:ibm_test",
+                           hardware={"mode": "session", "base_delay": 0.001, "max_delay": 0.001})
+    run_experiment(cfg, tmp_path / "run")
+    submitted = [e for e in JobJournal.in_run_dir(tmp_path / "run").read() if e["event"] == "submitted"]
+    assert submitted and {e["mode"] for e in submitted} == {"session"}
+    assert not (tmp_path / "run" / "execution.json").exists()
+    switched = cfg.with_overrides(hardware={"mode": "batch"})  # a resume may change how, not what
+    run_experiment(switched, tmp_path / "run")
+    assert load_config(tmp_path / "run" / "config.toml") == switched
+    with pytest.raises(ValueError, match="holds a different experiment"):
+        run_experiment(cfg.with_overrides(budget=500), tmp_path / "run")
