@@ -77,6 +77,16 @@ class ArmPosterior:
         return self._n
 
     @property
+    def feature_dim(self) -> int:
+        """Rank bound of the Gram matrix: the number of arms m (for m_bar)."""
+        return self.num_arms
+
+    @property
+    def max_feature_norm_sq(self) -> float:
+        """``max_i K_ii`` (``||phi(x_i)||^2`` for ``phi = rows of K^{1/2}``; for m_bar)."""
+        return float(np.max(np.diag(self._K)))
+
+    @property
     def kernel_matrix(self) -> np.ndarray:
         """Prior covariance K (m x m, copy)."""
         return self._K.copy()

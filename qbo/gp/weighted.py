@@ -13,12 +13,12 @@ theory takes ``lambda > 1``; here any ``lambda > 0`` is accepted.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from qbo.gp.information import check_eps, information_gain_increment
 from qbo.gp.kernels import Kernel, as_points, check_positive
 
-__all__ = ["WeightedGP", "weighted_posterior_batch"]
+__all__ = ["WeightedGP", "gram_posterior", "weighted_posterior_batch"]
 
 
 def weighted_posterior_batch(
@@ -40,10 +40,21 @@ def weighted_posterior_batch(
     y = _check_y(Y, A.shape[0])
     sw = 1.0 / check_eps(eps, A.shape[0])
     K_t = sw[:, None] * kernel(A, A) * sw[None, :] + lam * np.eye(A.shape[0])
-    k_t = sw[:, None] * kernel(A, Q)
-    mean = k_t.T @ np.linalg.solve(K_t, sw * y)
-    var = kernel.diag(Q) - np.einsum("ij,ij->j", k_t, np.linalg.solve(K_t, k_t))
+    mean, var = gram_posterior(K_t, sw[:, None] * kernel(A, Q), kernel.diag(Q), sw * y)
     return mean, np.maximum(var, 0.0)
+
+
+def gram_posterior(
+    G: np.ndarray, C: np.ndarray, kdiag: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Direct GP posterior from Gram matrices (Rasmussen & Williams Eqs. 2.25-2.26):
+    ``mean = C^T G^{-1} y``, ``var = kdiag - diag(C^T G^{-1} C)`` (not clipped), where ``G``
+    (n x n) is the observation covariance including noise and ``C`` (n x m) the
+    cross-covariance to the query points; one Cholesky solve, O(n^3 + n^2 m)."""
+    L = cho_factor(G, lower=True)
+    mean = C.T @ cho_solve(L, y)
+    var = kdiag - np.einsum("ij,ij->j", C, cho_solve(L, C))
+    return mean, var
 
 
 def _check_y(Y: np.ndarray, n: int) -> np.ndarray:
