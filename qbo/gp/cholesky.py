@@ -41,6 +41,8 @@ from qbo.gp.square_root import SquareRootArms
 
 __all__ = ["ArmStats", "CholeskyArmPosterior", "whitened_cholesky"]
 
+_BLOCK = 128  # rows of V transformed per prefix-sum block in a downdate
+
 
 class ArmStats:
     """Per-arm sufficient statistics ``W_i = sum 1/eps^2`` and ``b_i = sum y/eps^2``."""
@@ -196,7 +198,12 @@ class CholeskyArmPosterior(SquareRootArms):
 
     def _downdate(self, p: int, W_old: float, W_new: float) -> bool:
         """Rows p.. of L and V for ``W_p: W_old -> W_new`` (module docstring); False if the
-        downdate is not numerically definite (nothing is changed then)."""
+        downdate is not numerically definite (nothing is changed then).
+
+        With ``g_k = 1/t_k = -1 + sum_{j<k} q_j^2`` the recurrence is closed-form:
+        ``d_k^2 = g_{k+1}/g_k``, ``beta_k = q_k / (g_k d_k)`` and
+        ``V'_i = (V_i - (q_i/g_i) sum_{k<i} q_k V_k) / d_i`` (prefix sums, no loop).
+        """
         s = self._rows
         r = math.sqrt(W_new / W_old)
         T = self._L[p:s, p:s].copy()
@@ -204,15 +211,12 @@ class CholeskyArmPosterior(SquareRootArms):
         rhs = np.zeros(s - p)
         rhs[0] = math.sqrt(self.lam * (r * r - 1.0))
         q = solve_triangular(T, rhs, lower=True)
-        d, beta = np.empty(s - p), np.empty(s - p)
-        t = -1.0
-        for k in range(s - p):
-            d2 = 1.0 + t * q[k] * q[k]
-            if not d2 > 1e-12:
-                return False
-            d[k] = math.sqrt(d2)
-            beta[k] = t * q[k] / d[k]
-            t /= d2
+        g = np.concatenate(([-1.0], -1.0 + np.cumsum(q * q)))
+        d2 = g[1:] / g[:-1]
+        if not (g[-1] < 0.0 and np.all(d2 > 1e-12)):
+            return False
+        d = np.sqrt(d2)
+        beta = q / (g[:-1] * d)
         # L' = (D L) M on the trailing block; row p's leading part is scaled by r
         P = T * q[None, :]
         tail = np.cumsum(P[:, ::-1], axis=1)[:, ::-1]
@@ -220,16 +224,19 @@ class CholeskyArmPosterior(SquareRootArms):
         S[:, :-1] = tail[:, 1:]
         self._L[p:s, p:s] = np.tril(T * d[None, :] + S * beta[None, :])
         self._L[p, :p] *= r
-        # V' = M^{-1} V on rows p..
-        V = self._V
-        R = np.zeros(V.shape[1])
-        for k in range(s - p):
-            i = p + k
-            if k:
-                V[i] -= q[k] * R
-            V[i] /= d[k]
-            if k < s - p - 1:
-                R += beta[k] * V[i]
+        # V' = M^{-1} V on rows p.., in blocks of rows carrying the prefix sum
+        V, before = self._V, np.zeros(self._V.shape[1])  # before = sum_{k < a} q_k V_k
+        for a in range(p, s, _BLOCK):
+            b = min(a + _BLOCK, s)
+            k = slice(a - p, b - p)
+            pre = q[k, None] * V[a:b]
+            np.cumsum(pre, axis=0, out=pre)
+            pre += before
+            coef = q[k] / g[:-1][k]
+            V[a] -= coef[0] * before
+            V[a + 1 : b] -= coef[1:, None] * pre[:-1]
+            V[a:b] /= d[k, None]
+            before = pre[-1]
         return True
 
     def _refit(self) -> None:
