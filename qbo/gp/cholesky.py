@@ -41,7 +41,7 @@ from qbo.gp.square_root import SquareRootArms
 
 __all__ = ["ArmStats", "CholeskyArmPosterior", "whitened_cholesky"]
 
-_BLOCK = 128  # rows of V transformed per prefix-sum block in a downdate
+_BLOCK = 16  # rows of V transformed per prefix-sum block in a downdate
 
 
 class ArmStats:
@@ -234,9 +234,10 @@ class CholeskyArmPosterior(SquareRootArms):
             pre += before
             coef = q[k] / g[:-1][k]
             V[a] -= coef[0] * before
-            V[a + 1 : b] -= coef[1:, None] * pre[:-1]
-            V[a:b] /= d[k, None]
-            before = pre[-1]
+            before = pre[-1].copy()
+            pre[:-1] *= coef[1:, None]
+            V[a + 1 : b] -= pre[:-1]
+            V[a:b] *= (1.0 / d[k])[:, None]
         return True
 
     def _refit(self) -> None:
