@@ -50,7 +50,7 @@ __all__ = [
 MODEL_NAMES: tuple[str, ...] = ("exact", "exact-rank-one", "exact-cholesky", "rff")
 NOISE_CASES: tuple[str, ...] = ("bounded", "variance")
 # from this many arms on, "exact" means CholeskyArmPosterior (measured by bench/gp_models.py)
-CHOLESKY_MIN_ARMS = 1000
+CHOLESKY_MIN_ARMS = 2000
 
 
 @dataclass(frozen=True)

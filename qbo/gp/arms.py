@@ -133,7 +133,7 @@ class ArmPosterior:
         return np.sqrt(self.var)
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean (m), var (m))`` at every arm, as ``WeightedGP.posterior_candidates``."""
+        """``(mean (m), var (m))`` at every arm (``qbo.gp.ArmModel``)."""
         return self.mean, self.var
 
     # ------------------------------------------------------------------ updates
