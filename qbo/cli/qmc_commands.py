@@ -38,7 +38,7 @@ def estimate(
     estimator = make_estimator(method, epsilon, alpha, shots)
     the_oracle = parse_oracle(oracle)
     if calibration_aware and method == "iae":
-        from qbo.noise.depth import CalibrationAwareIAE
+        from qbo.qmc.capped import CalibrationAwareIAE
         from qbo.mitigation import snapshot_for_target
 
         snapshot = snapshot_for_target(target)

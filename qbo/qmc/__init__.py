@@ -2,15 +2,18 @@
 
 from qbo.qmc.auto import AutoEstimator
 from qbo.qmc.base import MeanEstimator
+from qbo.qmc.capped import CalibrationAwareIAE
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate, Round
+from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
 
 METHODS = ("iae", "mc", "auto")
 
 
 def make_estimator(
-    method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None, mitigation: object = None
+    method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None,
+    mitigation: ProbabilityEstimator | None = None,
 ) -> MeanEstimator:
     """Estimator by name: 'iae', 'mc' or 'auto'; ``shots`` sets IAE's shots per round.
 
@@ -32,6 +35,7 @@ def make_estimator(
 
 
 __all__ = [
-    "AutoEstimator", "Estimate", "IterativeAmplitudeEstimation", "METHODS", "MeanEstimator",
-    "MonteCarloEstimator", "Round", "hoeffding_shots", "make_estimator",
+    "AutoEstimator", "CalibrationAwareIAE", "Estimate", "IterativeAmplitudeEstimation", "METHODS", "MeanEstimator",
+    "MonteCarloEstimator", "ProbabilityEstimator", "Round", "RoundEstimator", "RoundResult",
+    "hoeffding_shots", "make_estimator",
 ]
