@@ -62,7 +62,7 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise
 from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapshot_confusion
-from qbo.noise.snapshot import Snapshot, export_from_fake, load_snapshot
+from qbo.noise.snapshot import Snapshot
 from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
 from qbo.qmc.confidence import clopper_pearson
@@ -157,16 +157,6 @@ def make_mitigation(
         readout=name.endswith("rem"), scales=tuple(scales) if zne else (1,),
         extrapolation=extrapolation, confusion=confusion, snapshot=snapshot, bias_pad=bias_pad,
     )
-
-
-def snapshot_for_target(target: str) -> Snapshot | None:
-    """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
-    kind, _, name = target.partition(":")
-    if kind == "aer" and name:
-        return load_snapshot(name)
-    if kind == "fake" and name:
-        return export_from_fake(name)
-    return None
 
 
 @lru_cache(maxsize=64)
