@@ -15,7 +15,8 @@ on the diagonal and
 rank-one Sherman-Morrison (Kalman) downdate of Sigma and update of the mean, O(m^2), with
 no refit and independent of the number of observations.  A classical observation is
 ``eps = 1``: the ordinary GP posterior of Eq. (1) (Srinivas et al. 2010, Eqs. (1)-(2)) with
-noise variance ``lambda``.
+noise variance ``lambda``.  A ``qbo.gp.ArmModel``; for many arms (O(m^2) memory) use
+``qbo.gp.CholeskyArmPosterior`` (docs/models.md).
 """
 
 from __future__ import annotations

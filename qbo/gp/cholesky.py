@@ -20,9 +20,10 @@ V, the mean and ``colsum(V^2)`` incrementally and never forms an m x m matrix:
   lower triangular, ``M_kk = d_k``, ``M_ik = q_i beta_k`` (i > k), where ``q = (D L)^{-1}
   e_p sqrt(lambda (r^2 - 1))`` and ``t_p = -1, d_k^2 = 1 + t_k q_k^2, beta_k = t_k q_k / d_k,
   t_{k+1} = t_k / d_k^2`` (Gill, Golub, Murray & Saunders 1974, method C1).  Then
-  ``V' = M^{-1} V`` by one forward recurrence over rows p.., O(m (s - p)); the mean and
-  ``colsum(V^2)`` get the Kalman update.  If the downdate loses definiteness in floating
-  point (``d_k^2 <= 0``) the factor is rebuilt from the sufficient statistics.
+  ``V' = M^{-1} V`` on rows p.. by prefix sums (``_downdate``), O(m (s - p)) plus O(s^2)
+  for L; the mean and ``colsum(V^2)`` get the Kalman update.  If the downdate is not
+  numerically definite (``d_k^2 <= 1e-12``) the factor is rebuilt from the per-arm
+  statistics, O(m s^2 + s^3).
 
 ``from_stats`` builds the same posterior in one batch from per-arm statistics (``ArmStats``),
 the refit the length-scale methods use each stage: O(m u^2 + u^3) for u observed arms.
