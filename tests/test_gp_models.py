@@ -31,11 +31,13 @@ from qbo.gp import (
     FeatureArmModel,
     FeatureKernel,
     ForgettingArmPosterior,
+    direct_forgetting_posterior,
     RandomFourierFeatures,
     make_kernel,
     weighted_information_gain,
     weighted_posterior_batch,
 )
+from qbo.timevarying.kernels import make_product_kernel
 
 U = 2.0**-53
 LAM = 1.3
@@ -223,3 +225,27 @@ def test_forgetting_advance_is_the_predict_step():
     np.testing.assert_allclose(mean, fut_mean, rtol=0, atol=1e-15)
     np.testing.assert_allclose(var, fut_var, rtol=0, atol=1e-15)
     assert math.isclose(post.tau, 2.5)
+
+
+@settings(max_examples=15, deadline=None)
+@given(obs=st.lists(st.tuples(st.integers(0, 7), st.floats(-1.0, 1.0), st.floats(0.05, 1.0),
+                              st.floats(0.0, 3.0)), min_size=1, max_size=25),
+       forgetting=st.floats(0.0, 0.3), horizon=st.floats(0.0, 4.0))
+def test_forgetting_posterior_equals_direct_space_time_solve(obs, forgetting, horizon):
+    """Weighted observations (noise lambda eps^2) at times tau_i under k_space x k_time: the
+    incremental form at ``tau_n + t`` equals the dense solve over (x_i, tau_i)."""
+    arms, _ = _problem(4, 12, 2)
+    pk = make_product_kernel("matern52", 0.4, 1.5, forgetting)
+    post = ForgettingArmPosterior(pk.space(arms, arms), forgetting, LAM)
+    idx, taus, ys, noise = [], [], [], []
+    for a, yv, e, dt in obs:
+        post.advance(dt)
+        post.add(a, yv, e)
+        idx.append(a), taus.append(post.tau), ys.append(yv), noise.append(LAM * e * e)
+    mean, var = post.future(horizon)
+    ref_mean, ref_var = direct_forgetting_posterior(
+        pk, arms[idx], np.array(taus), np.array(ys), np.array(noise), arms, np.full(len(arms), post.tau + horizon))
+    eps = np.array([o[2] for o in obs])
+    tol = _tolerance(pk.space, arms, eps, LAM)
+    np.testing.assert_allclose(mean, ref_mean, rtol=0, atol=tol)
+    np.testing.assert_allclose(var, np.maximum(ref_var, 0.0), rtol=0, atol=tol)
