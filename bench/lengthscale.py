@@ -28,7 +28,7 @@ from qbo.algorithms import make_policy
 from qbo.execution import ExactExecutor
 from qbo.experiments.trial import StageSettings, run_stages
 from qbo.algorithms.lengthscale import fit_hyperparameters
-from qbo.lengthscale.posterior import ArmStats
+from qbo.gp.cholesky import ArmStats
 from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.base import Problem
 

@@ -252,22 +252,24 @@ def test_determinism_and_replay(name: str) -> None:
     if name == "q-gp-ucb":
         kw.update(model="rff", num_features=50, seed=11)
     f = np.sin(9.0 * GRID[:, 0])
-    a, b = make_policy(name, GRID, **kw), make_policy(name, GRID, **kw)
+    inputs = {"eval_times": 1.0 + GRID[:, 0]}  # ctv-fixed's known evaluation times
+    clock = {"elapsed": 1.5, "calls": 7}  # time-varying policies need them; others ignore them
+    a, b = make_policy(name, GRID, inputs, **kw), make_policy(name, GRID, inputs, **kw)
     assert isinstance(a, Policy) and a.name == name
     for k in range(12):
         qa, qb = a.ask(), b.ask()
         assert qa == qb and a.ask() == qa  # ask is idempotent
-        a.tell(qa, float(f[qa.arm]) + 0.01 * k)
-        b.tell(qb, float(f[qb.arm]) + 0.01 * k)
+        a.tell(qa, float(f[qa.arm]) + 0.01 * k, **clock)
+        b.tell(qb, float(f[qb.arm]) + 0.01 * k, **clock)
     state = json.loads(json.dumps(a.state_dict()))
-    c = restore_policy(state, GRID)
+    c = restore_policy(state, GRID, inputs)
     for _ in range(5):
         qa, qc = a.ask(), c.ask()
         assert qa == qc
-        a.tell(qa, 0.3)
-        c.tell(qc, 0.3)
+        a.tell(qa, 0.3, **clock)
+        c.tell(qc, 0.3, **clock)
     with pytest.raises(ValueError, match="shape"):
-        restore_policy(state, np.zeros((3, 1)))
+        restore_policy(state, np.zeros((3, 1)), inputs)
 
 
 @pytest.mark.parametrize(

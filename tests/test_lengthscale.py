@@ -1,4 +1,4 @@
-"""Tests for qbo.lengthscale: LB-GP-UCB (Ziomek, Adachi & Osborne 2024, Alg. 1), A-GP-UCB
+"""Tests for qbo.algorithms.lengthscale: LB-GP-UCB (Ziomek, Adachi & Osborne 2024, Alg. 1), A-GP-UCB
 (Berkenkamp et al. 2019), the MLE refit, the option parser and the benchmark problems."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from qbo.algorithms import make_policy, restore_policy
 from qbo.algorithms.lengthscale import candidate, default_t0, fit_hyperparameters, parse_lengthscale
-from qbo.lengthscale.posterior import ArmStats
+from qbo.gp.cholesky import ArmStats
 from qbo.problems.lengthscale_benchmarks import berkenkamp, berkenkamp_function, michalewicz
 from qbo.problems.synthetic import se_gp_sample
 

@@ -20,7 +20,7 @@ deterministic given config + tells).
 from qbo.algorithms.base import Policy, PolicyBase, Query
 from qbo.algorithms.gp_ucb import GPUCB, QGPUCB, GPUCBConfig, QGPUCBConfig
 from qbo.algorithms.linucb import LinUCB, LinUCBConfig, QLinUCB, QLinUCBConfig
-from qbo.algorithms.models import ExactArmModel, FeatureArmModel, GPModelConfig
+from qbo.algorithms.models import GPModelConfig
 from qbo.algorithms.q_ctv_gp_ucb import QCTVGPUCB, QCTVConfig
 from qbo.algorithms.registry import POLICIES, POLICY_NAMES, is_quantum, make_policy, restore_policy
 from qbo.algorithms.staged import StagedPolicy, default_m_bar
@@ -40,8 +40,6 @@ __all__ = [
     "POLICIES",
     "POLICY_NAMES",
     "QGPUCB",
-    "ExactArmModel",
-    "FeatureArmModel",
     "GPModelConfig",
     "GPUCBConfig",
     "LinUCB",

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
+from qbo.algorithms.models import NOISE_CASES
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
-from qbo.algorithms.models import NOISE_CASES, FeatureArmModel
-from qbo.gp.features import IdentityFeatures
+from qbo.gp.features import FeatureArmModel, IdentityFeatures
 
 __all__ = ["LinUCB", "LinUCBConfig", "QLinUCB", "QLinUCBConfig"]
 

@@ -2,7 +2,7 @@
 
 The weighted posterior of Dai et al. Eq. (3) (observation s weighted ``1/eps_s^2``, i.e. noise
 variance ``lambda eps_s^2``) is taken inside the product kernel k_space x k_time of seed 000
-Eq. (2) (``TVPosterior``).  Per stage s:
+Eq. (2) (``ForgettingArmPosterior``).  Per stage s:
 
 * line 2 (acquisition, CTV-fixed form of seed Eq. (3)): the stage's evaluation time is known
   through the estimator's cost model, ``t_s(x) = overhead + sec_per_call * N(eps_s(x))`` with
@@ -32,9 +32,8 @@ from qbo.algorithms.base import Query, argmax_lowest, check_float, check_int_opt
 from qbo.algorithms.beta import check_beta, practical
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.algorithms.time_varying import SPACE_KERNELS, Gram, gram_of, ucb_at
-from qbo.gp.time_kernels import check_forgetting
+from qbo.gp.forgetting import ForgettingArmPosterior, check_forgetting
 from qbo.qmc import make_estimator
-from qbo.timevarying.posterior import TVPosterior
 
 __all__ = ["QCTVConfig", "QCTVGPUCB", "stage_cost_model"]
 
@@ -112,7 +111,7 @@ class QCTVGPUCB(StagedPolicy):
         cfg = self.config
         K = gram_of(cfg, self.arms, gram)
         self.lam = cfg.lam_value
-        self.posterior = TVPosterior(K, cfg.eps, self.lam)
+        self.posterior = ForgettingArmPosterior(K, cfg.eps, self.lam)
         self.m_bar, self.alpha = resolve_alpha(cfg.delta, cfg.budget, cfg.m_bar, K.shape[0],
                                                float(np.max(np.diag(K))), self.lam)
         self._cost = stage_cost_model(cfg.estimator, self.alpha)
@@ -136,7 +135,7 @@ class QCTVGPUCB(StagedPolicy):
 
     def _update_clocked(self, arm: int, value: float, eps: float, elapsed: float, calls: int | None) -> None:
         """Line 7: condition on the stage's estimate (weight 1/eps^2) at its start, then advance."""
-        self.posterior.add(arm, value, self.lam * eps * eps)
+        self.posterior.add(arm, value, eps)  # noise variance lambda eps^2 (Eq. (3))
         self.posterior.advance(elapsed)
         self.elapsed += elapsed
         if calls:

@@ -1,7 +1,7 @@
 """Time-varying UCB policies with ask/tell (seed 000 Sec. 2.3 and 3; Dai et al. Alg. 1).
 
 All share ``alpha_base(x, tau) = mu_n(x, tau) + beta_n sigma_n(x, tau)`` (seed Sec. 3, last
-paragraph) on the posterior of ``TVPosterior`` and differ only in the time at which it is scored
+paragraph) on the posterior of ``ForgettingArmPosterior`` and differ only in the time at which it is scored
 and in how the clock advances.  The seed's time-unaware baseline (eps = 0, a static GP) is the
 library's ``gp-ucb`` (``qbo.algorithms.gp_ucb``, ``beta="bogunovic"`` on drifting problems).
 
@@ -36,9 +36,8 @@ import numpy as np
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
 from qbo.algorithms.beta import bogunovic, check_beta, practical
 from qbo.algorithms.quadrature import lognormal_mean, lognormal_nodes
+from qbo.gp.forgetting import ForgettingArmPosterior, check_forgetting
 from qbo.gp.kernels import make_kernel
-from qbo.gp.time_kernels import check_forgetting
-from qbo.timevarying.posterior import TVPosterior
 
 __all__ = ["CTV", "CTVFixed", "CTVSimple", "SPACE_KERNELS", "TVConfig", "TVGPUCB", "beta_multiplier", "gram_of",
            "ucb_at"]
@@ -64,7 +63,7 @@ def gram_of(config: Any, arms: np.ndarray, gram: Gram | None) -> np.ndarray:
     return gram(*key) if gram is not None else make_kernel(*key)(arms, arms)
 
 
-def ucb_at(post: TVPosterior, t: float | np.ndarray, beta: float) -> np.ndarray:
+def ucb_at(post: ForgettingArmPosterior, t: float | np.ndarray, beta: float) -> np.ndarray:
     """``alpha_base(x, tau_n + t) = mu_n(x, tau_n + t) + beta sigma_n(x, tau_n + t)`` (closed forms)."""
     mean, var = post.future(t)
     return mean + beta * np.sqrt(var)
@@ -120,7 +119,7 @@ class _TimeVaryingUCB(PolicyBase):
         super().__init__(arms, config if config is not None else TVConfig())
         c = self.config
         K = gram_of(c, self.arms, gram)
-        self.posterior = TVPosterior(K, c.eps, c.noise)
+        self.posterior = ForgettingArmPosterior(K, c.eps, c.noise)
         self.elapsed = 0.0
 
     def acquisition(self) -> tuple[np.ndarray, np.ndarray | float | None]:  # pragma: no cover
@@ -188,7 +187,7 @@ class _LearnedTime(_TimeVaryingUCB):
         super().__init__(arms, config, gram=gram)
         c = self.config
         Kg = make_kernel("matern52", c.time_lengthscale, c.time_outputscale)(self.arms, self.arms) + c.time_bias
-        self.time_model = TVPosterior(Kg, 0.0, c.time_noise)
+        self.time_model = ForgettingArmPosterior(Kg, 0.0, c.time_noise)
 
     def _update_clocked(self, arm: int, value: float, eps: float, elapsed: float, calls: int | None) -> None:
         super()._update_clocked(arm, value, eps, elapsed, calls)

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from qiskit import QuantumCircuit
 
+from qbo.gp.forgetting import check_forgetting, decay
 from qbo.gp.kernels import make_kernel
 from qbo.oracles.base import Oracle
 from qbo.oracles.gaussian import gaussian
-from qbo.gp.time_kernels import check_forgetting, decay
 
 __all__ = [
     "ArmSpace", "DriftingField", "StageModel", "TIME_SETTINGS", "TVProblem", "World", "ar1_coefficients",
