@@ -91,3 +91,14 @@ def test_the_configs_hardware_mode_reaches_the_device(tmp_path, monkeypatch):
     assert load_config(tmp_path / "run" / "config.toml") == switched
     with pytest.raises(ValueError, match="holds a different experiment"):
         run_experiment(cfg.with_overrides(budget=500), tmp_path / "run")
+
+
+def test_every_problem_has_one_registry():
+    from qbo.problems import ALL_PROBLEMS, TVProblem, is_drifting, make_problem
+
+    assert "tv-synthetic" in ALL_PROBLEMS and is_drifting("tv-synthetic") and not is_drifting("linear")
+    assert {"berkenkamp-gaussian", "michalewicz-bernoulli"} <= set(ALL_PROBLEMS)
+    p = make_problem("tv-synthetic", grid_size=3, sec_per_call=0.5, window=[-2, 2])
+    assert isinstance(p, TVProblem) and p.num_arms == 9 and p.stages.reward_range == 4.0
+    with pytest.raises(ValueError, match="clock must be one of calls, wall, got 'sundial'"):
+        make_problem("tv-synthetic", grid_size=3, clock="sundial")

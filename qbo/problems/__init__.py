@@ -6,10 +6,10 @@ from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem, make_tv_problem
 from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.linear import linear, linear_function
-from qbo.problems.registry import PROBLEMS, is_drifting, make_problem, takes_seed
+from qbo.problems.registry import ALL_PROBLEMS, DRIFTING, PROBLEMS, is_drifting, make_problem, takes_seed
 from qbo.problems.synthetic import synthetic, synthetic_function
 
 __all__ = [
-    "PROBLEMS", "Problem", "TVProblem", "automl_svm", "berkenkamp", "is_drifting", "make_tv_problem", "michalewicz", "takes_seed", "compute_svm_table", "linear", "linear_function",
+    "ALL_PROBLEMS", "DRIFTING", "PROBLEMS", "Problem", "TVProblem", "automl_svm", "berkenkamp", "is_drifting", "make_tv_problem", "michalewicz", "takes_seed", "compute_svm_table", "linear", "linear_function",
     "make_problem", "svm_table", "synthetic", "synthetic_function",
 ]

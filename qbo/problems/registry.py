@@ -1,6 +1,7 @@
 """Every benchmark problem by name: ``make_problem("synthetic-gaussian", seed=3)``.
 
-Finite-arm problems (``Problem``) and the drifting one (``tv-synthetic``, a ``TVProblem``).
+Finite-arm problems (``Problem``, names in ``PROBLEMS``) and the drifting ones (``TVProblem``,
+names in ``DRIFTING``); ``make_problem`` builds any of ``ALL_PROBLEMS``.
 ``takes_seed(name)`` says whether a problem draws with a seed (the runner gives trial t the
 seed ``config.seed + t``); the drifting problem draws its realisations per run unit instead.
 """
@@ -39,10 +40,9 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
          "time_noise", "init", "oracle", "window", "std", "sec_per_call", "overhead", "clock")),
 }
 
-PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
-
-
 DRIFTING: tuple[str, ...] = ("tv-synthetic",)
+PROBLEMS: tuple[str, ...] = tuple(n for n in _BUILDERS if n not in DRIFTING)  # the static (finite-arm) ones
+ALL_PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)
 
 
 def is_drifting(name: str) -> bool:
@@ -58,7 +58,7 @@ def takes_seed(name: str) -> bool:
 def make_problem(name: str, **options: Any) -> Problem | TVProblem:
     """Build a registered problem; one-line ValueError for an unknown name or option."""
     if name not in _BUILDERS:
-        raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(PROBLEMS)}")
+        raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(ALL_PROBLEMS)}")
     builder, allowed = _BUILDERS[name]
     for key in options:
         if key not in allowed:
