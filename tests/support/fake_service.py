@@ -34,6 +34,7 @@ Faults are scheduled by submit number (0, 1, 2, ... over the service's lifetime)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import uuid
@@ -212,7 +213,7 @@ class FakeService:
                                   f"https://quantum.cloud.ibm.com/api/v1/jobs. Session {mode.id} is closed., "
                                   "Error code: 1217.'")
         tags = list(options.environment.job_tags)
-        seed = int(tags[0][:15], 16) if tags else 0
+        seed = int.from_bytes(hashlib.sha256("|".join(tags).encode()).digest()[:4], "little")
         executor = ExactExecutor(seed)
         items, shots_total = [], 0
         for circuit, _, shots in pubs:
