@@ -452,7 +452,7 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
         plan = FaultPlan({crash}=12, hard=True)
         conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), plan)
         runtime.connect = lambda kind: conn
-        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r})
+        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r}, "--yes")
         print(result.output)
         sys.exit(result.exit_code)
     """)
@@ -505,14 +505,14 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
     caplog.set_level(logging.DEBUG)
     cfg = toml_config(tmp_path)
     results = [
-        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--mode", "session", "--out", tmp_path / "run"),
+        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--mode", "session", "--out", tmp_path / "run", "--yes"),
         invoke("jobs", "list", tmp_path / "run"),
         invoke("jobs", "status", tmp_path / "run"),
     ]
     assert all(r.exit_code == 0 for r in results), [r.output for r in results]
     monkeypatch.setattr(runtime, "connect", lambda kind: runtime.IBMConnection())  # the real service, offline
     failed = [
-        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--out", tmp_path / "real"),
+        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--out", tmp_path / "real", "--yes"),
         invoke("calibrations", "pull", "--backend", "ibm:ibm_test", "--out", tmp_path / "snap.json"),
         invoke("backends", "--timeout", "30"),
     ]
@@ -529,7 +529,7 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
 
 def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
     out = tmp_path / "run"
-    result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out)
+    result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out, "--yes")
     assert result.exit_code == 0, result.output
     assert "jobs in" in result.stdout and (out / "stages.jsonl").exists()
     n = len(submissions(out))
@@ -593,6 +593,9 @@ def test_missing_credentials_is_one_line_exit_2(tmp_path, no_credentials, offlin
         (["--mode", "turbo"], "'turbo'"),
         (["--timeout", "0"], "timeout"),
         (["--attempts", "0"], "max_attempts"),
+        (["--max-jobs", "0"], "max-jobs"),
+        (["--max-qpu-seconds", "-1"], "max-qpu-seconds"),
+        (["--resubmit", "failed,bogus"], "'bogus'"),
     ],
 )
 def test_bad_submit_options_are_one_line_exit_2(tmp_path, ibm, args, fragment):

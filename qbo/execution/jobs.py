@@ -1,51 +1,58 @@
-"""Hardware jobs: the identity of a request, the run folder's job journal, and retry rules.
+"""Hardware jobs: the identity of a request, the run folder's job journal, caps and retry rules.
 
 Hardware time is scarce and paid for, so a crashed run must not lose or re-submit a job
-(issue 4, item 4). Every request that goes to a device is named by a *fingerprint*: a
-SHA-256 over the target, the transpiled circuits (gate by gate: name, parameters, physical
-qubits, clbits), the shots and the request's seed. The fingerprint is also the job's tag
-on the service (``options.environment.job_tags``), so a job can be found again without
-its id.
+(issues 4 and 11). Every request that goes to a device is named by a *fingerprint*: a
+SHA-256 of the *logical* request (target, what each circuit means: oracle and Grover power,
+shots, the request's seed, the sampler options and qbo's version). It is not the transpiled
+circuit: the layout follows the day's calibration, so a resume on another day would
+otherwise name the same request differently. The run folder pins the layout and the
+transpiled circuits (``transpiled/``, QPY) at first use, so a resume also *runs* the same
+circuits. The fingerprint is the job's tag on the service (``options.environment.job_tags``),
+so a job can be found again without its id.
 
 The protocol of one submission attempt (``qbo.execution.runtime.RuntimeExecutor``):
 
-1. append an ``intent`` line (fingerprint, attempt) and fsync it;
-2. submit the job, tagged with its fingerprint;
-3. append a ``submitted`` line (job id) and fsync it; wait; append ``done`` with the counts.
+1. check the caps (``Limits``), append an ``intent`` line (fingerprint, attempt), fsync;
+2. submit the job, tagged with its fingerprint, with ``max_execution_time`` set;
+3. append a ``submitted`` line (job id, predicted QPU seconds), fsync; poll with backoff;
+   append ``done`` with the counts and the measured usage (``qpu_s``).
 
 A resumed run that asks for a journalled fingerprint reuses its counts, or re-attaches to
 its pending job by id. An ``intent`` with no ``submitted`` line after it (a crash between
-steps 1 and 3), and any submission whose call raised (e.g. a network timeout after the
-service may already have created the job), is *unsure*: before submitting again the
-executor looks the job up by its tag and, if the service has it, re-attaches to it and
-journals it as ``submitted`` with ``via: "tag"``.
+steps 1 and 3), and any submission whose call raised, is *unsure*: before submitting again
+the executor waits for the service's index and looks the job up by its tag, considering
+every match and its status (``via: "tag"``).
+
+A job that ends without counts is journalled as its end (``failed``: ERROR; ``maxtime``:
+ERROR for exceeding ``max_execution_time``; ``cancelled``; ``notfound``: the service no
+longer knows the id; ``lost``: a local-mode job whose process died). The request is
+submitted again only when ``RetryPolicy.resubmit`` names that end (default ``failed`` and
+``lost``), after a ``resubmit`` line naming the rule; otherwise the run stops and says how
+to allow it.
 
 What is guaranteed, on IBM Quantum: a request is submitted again only after the journal
-says its last job failed or was lost, or after a successful look-up by tag found no job
-(and none of a request's failed or lost jobs are re-used). What is not: a job that the
-service creates only *after* that look-up (a submission still in flight when it ran) can
-be duplicated; the retry backoff runs before the look-up to make this window small. A tag
-names a request, not a run: two run folders making the identical request (same target,
-circuits, shots and seed) on one account share it, so an unsure submission of one may
-re-attach to the other's job (whose counts answer that identical request). Local
-mode (``fake:``) runs jobs in a thread of the submitting process: they die with it and
-cannot be looked up, so there a crashed request is run again, which is correct (nothing
-outlives the process and simulation costs nothing).
+says its last job ended under a resubmit rule, or after a successful look-up by tag found
+no usable job. What is not: a job that the service lists only after ``index_wait_s``
+(a submission still in flight when the look-up ran) can be duplicated. A tag names a
+request, not a run: two run folders making the identical request share it.
 
 Journal lines (one JSON object each, one ``write`` on an ``O_APPEND`` descriptor, then
 ``fsync``) share the keys ``event``, ``time``, ``fingerprint``, ``job_id``, ``backend``:
 
 * ``intent``: also ``attempt``; ``job_id`` is null (written before the job exists);
-* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt`` (1, 2, ... per
-  fingerprint, equal to its ``intent``'s) and, for a job found by its tag, ``via: "tag"``;
+* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt``, ``predicted_s`` and, for
+  a job found by its tag, ``via: "tag"`` and ``matches`` (jobs with that tag);
 * ``timeout``: a wait of ``timeout_s`` seconds ran out; the job is still pending;
-* ``done``: also ``counts`` (one dict per circuit);
-* ``failed``: the job ended in error (``error`` names the exception type, never its text);
-* ``lost``: a local-mode job whose process died: it cannot be re-attached.
+* ``done``: also ``counts`` (one dict per circuit) and ``qpu_s`` (billed usage, if known);
+* ``failed`` | ``maxtime`` | ``cancelled`` | ``notfound`` | ``lost``: the job ended without
+  counts (``error`` names the exception type, never its text);
+* ``resubmit``: ``rule`` (the end that allowed it); ``job_id`` is null;
+* ``duplicate``: another live job with the request's tag (not used; still billed);
+* ``session``: the Batch or Session expired and was reopened (``reason``, ``action``).
 
 A kill can at worst leave a torn last line; readers skip lines that do not parse and the
-writer starts a fresh line after a torn one. Tokens and exception messages never reach
-the journal.
+writer starts a fresh line after a torn one. Tokens, CRNs and exception messages never
+reach the journal.
 """
 
 from __future__ import annotations
