@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 import pytest
 from typer.testing import CliRunner
 
@@ -398,3 +400,44 @@ def test_kill_9_at_20_random_moments_then_resume_gives_identical_results_and_one
     assert duplicate_submissions(journal(out)) == []
     service = FakeService(store=server)
     assert once_each(service, out) == len(reference.submitted) == len(service.submitted)
+
+
+# ------------------------------------------------------------------ parsers and credentials
+
+
+@given(st.integers(100, 599), st.sampled_from(["Client", "Server"]), st.text(max_size=40))
+def test_the_status_code_inside_an_ibm_runtime_error_is_found_and_classified(code, kind, noise):
+    from qiskit_ibm_runtime.exceptions import IBMRuntimeError
+
+    from qbo.execution.jobs import http_status, transient_kind
+
+    exc = IBMRuntimeError(f"Failed to run program: '{code} {kind} Error: Bad for url: https://x/jobs'. {noise}")
+    assert http_status(exc) == code
+    if code == 429 or code >= 500:
+        assert transient_kind(exc) == "network"
+    elif "session" not in noise.lower():
+        assert transient_kind(exc) is None
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=40, max_size=60))
+def test_redaction_removes_crns_and_token_like_strings_but_keeps_fingerprints(secret):
+    fp = "0123456789abcdef" * 4
+    text = runtime.redact(f"instance {INSTANCE} key {secret} tag {fp} job d12345")
+    assert "crn:" not in text and secret not in text and fp in text and "d12345" in text
+
+
+def test_qiskit_ibm_instance_is_honoured_with_a_saved_account(monkeypatch):
+    import qiskit_ibm_runtime
+
+    made = []
+    monkeypatch.delenv("QISKIT_IBM_TOKEN", raising=False)
+    monkeypatch.setenv("QISKIT_IBM_INSTANCE", INSTANCE)
+    monkeypatch.setattr(runtime, "saved_account_exists", lambda: True)
+    monkeypatch.setattr(qiskit_ibm_runtime, "QiskitRuntimeService", lambda **kw: made.append(kw) or "service")
+    assert runtime.ibm_service() == "service" and made == [{"instance": INSTANCE}]
+
+
+def test_estimate_on_an_ibm_target_is_refused_in_one_line(monkeypatch):
+    use(monkeypatch, fake_ibm())
+    result = invoke("estimate", "--oracle", "bernoulli:0.3", "--epsilon", "0.1", "--target", "ibm:ibm_test")
+    assert result.exit_code == 2 and "run folder" in result.stderr and len(result.stderr.strip().splitlines()) == 1
