@@ -193,7 +193,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         lines.append(f"  total: {total['jobs']:,.0f} jobs, {total['circuits']:,.0f} circuits, {total['shots']:,.0f} shots, "
                      f"~{total['qpu_s']:,.0f} QPU s predicted ({JOB_OVERHEAD_S:g} s per job + shots x (rep delay "
                      f"{rep_delay_s(device) * 1e6:.0f} us + circuit duration))")
-    queue = _queue_depth(device)
+    queue = _queue_depth(device) if str(cfg.target).startswith("ibm:") else None  # fake: no queue
     if queue is not None:
         lines.append(f"  queue: {queue} jobs pending on {getattr(device, 'name', '?')} now")
     caps = (f"--max-jobs {limits.max_jobs if limits.max_jobs is not None else 'none'}, "
