@@ -441,3 +441,19 @@ def test_estimate_on_an_ibm_target_is_refused_in_one_line(monkeypatch):
     use(monkeypatch, fake_ibm())
     result = invoke("estimate", "--oracle", "bernoulli:0.3", "--epsilon", "0.1", "--target", "ibm:ibm_test")
     assert result.exit_code == 2 and "run folder" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_upgrading_qbo_mid_run_keeps_the_recorded_version_in_fingerprints(tmp_path, monkeypatch, clean):
+    from qbo.execution import jobs
+
+    conn = fake_ibm()
+    use(monkeypatch, FaultyConnection(conn, FaultPlan(crash=5)))
+    out = tmp_path / "run"
+    with pytest.raises(SimulatedCrash):
+        runner.run_experiment(CONFIG, out)
+    recorded = json.loads((out / "execution.json").read_text())["qbo_version"]
+    monkeypatch.setattr(jobs, "qbo_version", lambda: recorded + ".post1")  # a newer qbo resumes
+    use(monkeypatch, conn)
+    runner.resume_experiment(out)
+    assert json.loads((out / "execution.json").read_text())["qbo_version"] == recorded
+    assert files(out) == files(clean[0]) and once_each(conn.fake, out) == clean[1]

@@ -361,12 +361,15 @@ def write_settings(
 ) -> Path:
     """Record how a run folder talks to its device (mode, retry policy, caps, instance) for resume.
 
-    ``instance`` is a digest (:func:`instance_digest`), never the CRN itself.
+    ``instance`` is a digest (:func:`instance_digest`), never the CRN itself. The qbo version
+    that made the run's first requests is recorded once and kept (it enters every request's
+    fingerprint, so upgrading qbo mid-run does not rename, and so re-submit, its requests).
     """
     retry = retry or RetryPolicy()
     data = {"mode": check_mode(mode)} | asdict(retry) | {"limits": asdict(limits or Limits())}
     if instance is not None:
         data["instance"] = instance
+    data["qbo_version"] = read_version(run_dir) or qbo_version()
     return write_text_atomic(Path(run_dir) / SETTINGS_NAME, json.dumps(data, indent=1) + "\n")
 
 
@@ -406,6 +409,12 @@ def read_limits(run_dir: str | os.PathLike) -> Limits:
 def read_instance(run_dir: str | os.PathLike) -> str | None:
     """The digest of the instance a run folder's jobs were submitted from (None: unknown)."""
     value = _settings(run_dir).get("instance")
+    return str(value) if value else None
+
+
+def read_version(run_dir: str | os.PathLike) -> str | None:
+    """The qbo version recorded when the run folder's settings were first written."""
+    value = _settings(run_dir).get("qbo_version")
     return str(value) if value else None
 
 

@@ -435,6 +435,7 @@ class RuntimeExecutor:
         retry: backoff, polling, attempts, the timeout of one wait and the resubmission rule.
         limits: caps checked before each submission, per-job and per-session time limits.
         pin: a folder (``RUN_DIR/transpiled``) pinning the layout and the transpiled circuits.
+        version: the qbo version in request fingerprints (the run folder's recorded one).
         sleep: the backoff's sleep (default: the connection's; tests pass a no-op).
 
     The client-side Sampler needs equal shots within one job, so a call with several shot
@@ -448,6 +449,7 @@ class RuntimeExecutor:
         mode: str = "job", seed: int | None = None, journal: JobJournal | None = None,
         retry: RetryPolicy | None = None, limits: Limits | None = None, optimization_level: int = 1,
         pin: str | os.PathLike | None = None, sleep: Callable[[float], None] | None = None,
+        version: str | None = None,
     ) -> None:
         self.connection = connection
         self.backend = connection.backend(backend_name)
@@ -459,6 +461,7 @@ class RuntimeExecutor:
         self.rng = np.random.default_rng(seed)
         self._sleep = sleep or connection.sleep
         self._level = optimization_level
+        self._version = version  # qbo version in fingerprints (None: the installed one)
         self._transpile = TranspileCache(self.backend.target, optimization_level, seed or 0, store=pin)
         self._rep_delay = rep_delay_s(self.backend)
         self._durations: dict[tuple[str, int], float] = {}
@@ -517,7 +520,7 @@ class RuntimeExecutor:
         """Counts of one logical request (equal shots): journalled, reused on resume,
         re-attached when pending or found by tag, retried when a failure is transient,
         resubmitted after a terminal end only under the retry policy's rule."""
-        fp = fingerprint(self.target, circuits, shots, seed, self.options_id)
+        fp = fingerprint(self.target, circuits, shots, seed, self.options_id, self._version)
         known = self.journal.known(fp) if self.journal else Known(None, None, 0)
         if known.counts is not None:
             return _checked(known.counts, len(circuits), shots)
@@ -750,11 +753,11 @@ def journalled_executor(
     limits: Limits | None = None, sleep: Callable[[float], None] | None = None,
 ) -> RuntimeExecutor:
     """A :class:`RuntimeExecutor` on ``run_dir``: its journal, settings (mode, retry policy,
-    caps), pinned layout and circuits (``transpiled/``) and log (``qbo.log``). Refuses a
-    connection whose instance differs from the one the run folder recorded; records it at
-    first use (as a digest, never the CRN)."""
+    caps, qbo version), pinned layout and circuits (``transpiled/``) and log (``qbo.log``).
+    Refuses a connection whose instance differs from the one the run folder recorded;
+    records it and the qbo version at first use (the instance as a digest, never the CRN)."""
     from qbo.execution.jobs import (
-        instance_digest, read_instance, read_limits, read_settings, write_settings,
+        instance_digest, qbo_version, read_instance, read_limits, read_settings, read_version, write_settings,
     )
 
     if run_dir is None:
@@ -763,9 +766,10 @@ def journalled_executor(
     run_dir = Path(run_dir)
     saved_mode, saved_retry = read_settings(run_dir)
     limits = limits or read_limits(run_dir)
+    version = read_version(run_dir) or qbo_version()
     executor = RuntimeExecutor(
         connection, name, target, mode=mode or saved_mode, seed=seed, journal=JobJournal.in_run_dir(run_dir),
-        retry=retry or saved_retry, limits=limits, pin=run_dir / "transpiled", sleep=sleep,
+        retry=retry or saved_retry, limits=limits, pin=run_dir / "transpiled", sleep=sleep, version=version,
     )
     run_dir.mkdir(parents=True, exist_ok=True)
     route_service_logs(run_dir / "qbo.log")
@@ -775,6 +779,6 @@ def journalled_executor(
         executor.close()
         raise ValueError(f"'{run_dir}' was submitted from another IBM instance ({recorded}, now {current}); "
                          "set QISKIT_IBM_INSTANCE to that instance to resume it")
-    if current and not recorded:
-        write_settings(run_dir, saved_mode, saved_retry, limits, instance=current)
+    if (current and not recorded) or read_version(run_dir) is None:
+        write_settings(run_dir, saved_mode, saved_retry, limits, instance=recorded or current)
     return executor
