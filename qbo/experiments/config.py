@@ -29,8 +29,8 @@ A config file looks like::
     max_delay = 120.0
 
 The ``[hardware]`` table is how the run talks to a device, not what it computes: a resume may
-change it (``qbo jobs resume --mode``).  Run folders written before it existed keep their
-``execution.json``, which is still read when the table is empty.
+change it.  When it is empty, the run folder's ``execution.json`` (written by ``qbo submit``,
+with the caps and instance as well) gives the mode and retries.
 """
 
 from __future__ import annotations

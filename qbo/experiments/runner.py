@@ -19,8 +19,9 @@ Files of a run folder (every one written atomically or appended line by line)::
     regret.png         mean +- stderr of cumulative regret against oracle calls (a classical
                        drifting run: R_n / n against rounds, the seed's Fig. 1)
     jobs.jsonl         fake:/ibm: targets only: the hardware job journal (qbo.execution.jobs)
-    execution.json     only in folders written by older versions (hardware mode and retries;
-                       read when the config has no [hardware] table)
+    execution.json     fake:/ibm: runs started by ``qbo submit``: mode, retries, caps, instance
+                       (qbo.execution.jobs); a [hardware] table in the config, when present,
+                       gives the mode and retries instead
 
 A stage record: trial, algorithm, stage, arm, eps, method (iae | mc | sample | init | exploit),
 oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret, weight_eps (the eps of the
@@ -138,14 +139,11 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
     problem = problem_for_trial(config, 0)
     for algorithm in config.algorithms:
         _policy(config, algorithm, problem)
-    mode, retry = _hardware(config)
-    settings = _settings(config)
-    # the target (for ibm:, its credentials and backend), with no run folder yet
-    executor = make_executor(config.target, seed=config.seed, mode=mode, retry=retry)
-    close = getattr(executor, "close", None)
-    if close is not None:
-        close()
-    return settings
+    _hardware(config)
+    target = parse_target(config.target)
+    if target.kind in ("aer", "fake"):
+        target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
+    return _settings(config)
 
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,

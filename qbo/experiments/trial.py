@@ -105,7 +105,8 @@ def _measure(
 ) -> tuple[float, int, int, str, float | None, float] | None:
     """(value, charged calls, honest calls, method, eps of the observation's weight, wall s)."""
     if query.epsilon is None:
-        return clock.sample(query.arm, executor), 1, 1, "sample", None, 0.0
+        # on hardware a classical learner samples the reward model, never the QPU (issue 11)
+        return clock.sample(query.arm, getattr(executor, "classical_source", executor)), 1, 1, "sample", None, 0.0
     oracle = clock.oracle(query.arm)
     estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)
