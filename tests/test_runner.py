@@ -85,7 +85,6 @@ def test_the_configs_hardware_mode_reaches_the_device(tmp_path, monkeypatch):
     run_experiment(cfg, tmp_path / "run")
     submitted = [e for e in JobJournal.in_run_dir(tmp_path / "run").read() if e["event"] == "submitted"]
     assert submitted and {e["mode"] for e in submitted} == {"session"}
-    assert not (tmp_path / "run" / "execution.json").exists()
     switched = cfg.with_overrides(hardware={"mode": "batch"})  # a resume may change how, not what
     run_experiment(switched, tmp_path / "run")
     assert load_config(tmp_path / "run" / "config.toml") == switched

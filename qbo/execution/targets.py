@@ -83,8 +83,9 @@ def make_executor(
     For ``fake:`` and ``ibm:`` targets only:
 
     * ``run_dir``: the run folder; its ``jobs.jsonl`` journals every job (resume re-attaches)
-      and, in folders of older versions, its ``execution.json`` gives the mode and retry
-      policy (runs now carry them in the experiment config's ``[hardware]`` table);
+      and its ``execution.json`` (``qbo submit``) gives the mode and retry policy unless
+      ``mode`` / ``retry`` are passed (the runner passes an experiment config's ``[hardware]``
+      table);
     * ``mode``: ``job`` | ``batch`` | ``session`` (overrides the run folder's);
     * ``connection``: replaces ``qbo.execution.runtime.connect(kind)`` (tests);
     * ``retry``: a :class:`~qbo.execution.jobs.RetryPolicy` (overrides the run folder's).
