@@ -23,7 +23,6 @@ def files(folder):
     return {name: (folder / name).read_bytes() for name in FILES}
 
 
-@pytest.mark.slow
 def test_units_in_any_order_then_merge_equal_a_plain_run(tmp_path):
     run_experiment(SMALL, tmp_path / "plain")
     out = tmp_path / "fanned"
@@ -42,7 +41,6 @@ def test_merge_refuses_an_unfinished_unit(tmp_path):
         merge(SMALL, tmp_path)
 
 
-@pytest.mark.slow
 def test_each_stage_record_is_written_once(tmp_path):
     records = run_experiment(SMALL, tmp_path)
     assert not (tmp_path / "units").exists()  # the journals were folded into stages.jsonl

@@ -193,11 +193,10 @@ def _files(folder):
     return {name: (folder / name).read_bytes() for name in TV_FILES}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("algorithms, budget", [
-    (["ctv", "gp-ucb"], 40),                  # classical rounds: the world replays its noise
-    (["q-ctv-gp-ucb", "tv-gp-ucb"], 600),     # QMC stages on the drifting oracle
-], ids=["rounds", "stages"])
+    pytest.param(["ctv", "gp-ucb"], 40, id="rounds"),  # classical rounds: the world replays its noise
+    pytest.param(["q-ctv-gp-ucb", "tv-gp-ucb"], 600, id="stages", marks=pytest.mark.slow),  # QMC stages
+])
 def test_crashed_time_varying_run_resumes_to_identical_files(tmp_path, monkeypatch, algorithms, budget):
     from qbo.experiments.journal import UnitJournal
     from qbo.experiments.runner import resume_experiment
