@@ -36,7 +36,7 @@ import time
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.noise.snapshot import load_snapshot
+from qbo.noise import load_snapshot
 from qbo.noise.depth import choose_k_max
 from qbo.execution.aer import AerExecutor
 from qbo.mitigation import NAMES, make_mitigation

@@ -16,7 +16,7 @@ calibrations_app = typer.Typer(help="Device calibration snapshots.", no_args_is_
 @one_line_errors
 def list_() -> None:
     """List the shipped snapshots."""
-    from qbo.noise.snapshot import list_snapshots, load_snapshot
+    from qbo.noise import list_snapshots, load_snapshot
 
     for name in list_snapshots():
         s = load_snapshot(name)
@@ -29,7 +29,7 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
     """Summarise one snapshot (median T1, T2, readout and gate errors)."""
     import numpy as np
 
-    from qbo.noise.snapshot import load_snapshot
+    from qbo.noise import load_snapshot
 
     s = load_snapshot(name)
     if as_json:
@@ -48,7 +48,7 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
 @one_line_errors
 def export(from_fake: Annotated[str, typer.Option("--from-fake", help="Fake backend class, e.g. FakeBrisbane.")]) -> None:
     """Export a snapshot from a qiskit-ibm-runtime fake backend into calibrations/."""
-    from qbo.noise.snapshot import calibrations_dir, export_from_fake, save_snapshot
+    from qbo.noise import calibrations_dir, export_from_fake, save_snapshot
 
     snapshot = export_from_fake(from_fake)
     path = save_snapshot(snapshot, calibrations_dir() / f"{snapshot.name}.json")

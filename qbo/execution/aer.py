@@ -7,9 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.noise.snapshot import Snapshot
+from qbo.noise.aer_model import aer_backend
+from qbo.noise.depth import compiler_for
+from qbo.noise.schema import Snapshot
 from qbo.execution.base import Counts, check_shots
-from qbo.execution.transpile import TranspileCache
+from qbo.noise.blocks import TranspileCache
 
 
 class AerExecutor:
@@ -32,7 +34,7 @@ class AerExecutor:
             self._ideal = AerSimulator(method="statevector")
             self._transpile = TranspileCache(self._ideal.target, optimization_level, seed or 0, layout=lambda n: list(range(n)))
         else:
-            self._transpile = TranspileCache(snapshot.target(), optimization_level, seed or 0)
+            self._transpile = compiler_for(snapshot, optimization_level, seed or 0)
 
     def backend_for(self, num_qubits: int):
         """The simulator for circuits of this width (noise restricted to the layout)."""
@@ -40,8 +42,13 @@ class AerExecutor:
             return self._ideal
         layout = tuple(self._transpile.layout(num_qubits))
         if layout not in self._backends:
-            self._backends[layout] = self._snapshot.to_backend(noise_qubits=layout)
+            self._backends[layout] = aer_backend(self._snapshot, noise_qubits=layout)
         return self._backends[layout]
+
+    @property
+    def transpile_cache(self) -> TranspileCache:
+        """Compiles this executor's circuits (shared per snapshot with ``qbo.noise.depth``)."""
+        return self._transpile
 
     def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit:
         """The transpiled circuit that actually runs (cached for power circuits)."""
