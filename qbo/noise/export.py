@@ -181,13 +181,16 @@ def _mark_faulty(qubits: list[dict], gates: list[dict], props, notes: list[str])
             reasons[i] = f"readout error {q['readout_error']}"
         elif i in reported_q:
             reasons[i] = "reported faulty by the backend"
-    bad_gates = []
+    bad_gates: list[dict] = []
+    single: dict[int, list[str]] = {}
     for g in gates:
         key = (g["gate"], tuple(g["qubits"]))
         if (g["error"] is not None and g["error"] >= GATE_FAULTY) or key in reported_g:
             bad_gates.append(g)
-            if len(g["qubits"]) == 1 and g["gate"] not in NON_GATE_OPS and g["qubits"][0] not in reasons:
-                reasons[g["qubits"][0]] = f"faulty {g['gate']} gate"
+            if len(g["qubits"]) == 1 and g["gate"] not in NON_GATE_OPS:
+                single.setdefault(g["qubits"][0], []).append(g["gate"])
+    for i, names in single.items():
+        reasons.setdefault(i, "faulty single-qubit gates " + ", ".join(sorted(names)))
     for i, why in sorted(reasons.items()):
         qubits[i]["faulty"] = True
         notes.append(f"qubit {i} marked faulty: {why}")
