@@ -1,8 +1,16 @@
-"""Readout of one measured qubit: its confusion p01 = P(1 | 0), p10 = P(0 | 1).
+"""The readout channel of one measured qubit, and its inversion with ``mitiq.rem`` (Maciejewski et al. 2020).
 
-With the confusion matrix M = [[1 - p01, p10], [p01, 1 - p10]] the observed P(1) is
-q = p01 + g p, g = 1 - p01 - p10 > 0. ``qbo.mitigation.readout`` inverts it (REM); the depth
-model and the noise-aware likelihoods use it forwards.
+A noise concept (the noise-aware likelihoods and the depth model use the forward channel); readout-error
+mitigation (``qbo.mitigation``) uses the inverse.
+
+A measurement of the objective qubit reads the wrong bit with p01 = P(read 1 | prepared 0)
+(calibration field ``prob_meas1_prep0``) and p10 = P(read 0 | prepared 1)
+(``prob_meas0_prep1``). With the confusion matrix M = [[1 - p01, p10], [p01, 1 - p10]] the
+observed P(1) is q = p01 + g p, g = 1 - p01 - p10 > 0. ``mitiq.rem.generate_inverse_
+confusion_matrix(1, p01, p10)`` gives M^-1; its second row maps (1 - q, q) back to p, an
+increasing affine map of q. So a Clopper-Pearson interval [q_l, q_h] for q at level alpha
+maps exactly to an interval for p at the same level (the matrix is taken as known; for a
+measured matrix its own uncertainty would have to be added).
 """
 
 from __future__ import annotations
@@ -12,8 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from qbo.noise.schema import Snapshot
-
-__all__ = ["Confusion", "snapshot_confusion", "measured_qubit"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,13 @@ def snapshot_confusion(snapshot: Snapshot, physical_qubit: int) -> Confusion:
     p01 = q.prob_meas1_prep0 if q.prob_meas1_prep0 is not None else q.readout_error
     p10 = q.prob_meas0_prep1 if q.prob_meas0_prep1 is not None else q.readout_error
     return Confusion(float(p01), float(p10))
+
+
+def best_confusion(snapshot: Snapshot) -> Confusion:
+    """The confusion of the snapshot's best-read-out working qubit (lowest readout_error, then index)."""
+    working = [q for q in range(snapshot.num_qubits) if not snapshot.qubits[q].faulty]
+    best = min(working, key=lambda q: (snapshot.qubits[q].readout_error, q))
+    return snapshot_confusion(snapshot, best)
 
 
 def measured_qubit(compiled) -> int:
