@@ -246,3 +246,86 @@ def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
         Mitigation(bias_pad=True)
     with pytest.raises(ValueError, match="transpiling executor"):
         make_mitigation("zne", snapshot, bias_pad=True).bind(ExactExecutor(seed=0), oracle)
+
+
+# ---------------------------------------------------------------- twirling and the estimate CLI
+
+
+@pytest.mark.slow
+def test_twirled_instances_keep_the_circuit_and_split_shots():
+    """Every twirl of a compiled routed power implements the same Q^k A (noiseless
+    probabilities equal to 1e-9), and the executor's shots over twirls sum to the call's."""
+    import numpy as np
+
+    from qbo.grover import power_circuit
+    from qbo.noise.depth import compiler_for
+    from qbo.noise.twirl import split_shots, twirled_instances
+    from qbo.oracles import parse_oracle
+    from tests.test_depth import _ideal_one_probability
+
+    assert split_shots(10, 4) == [3, 3, 2, 2] and split_shots(3, 16) == [1, 1, 1]
+    snapshot = load_snapshot("fake_torino")
+    compiler = compiler_for(snapshot)
+    compiled = compiler(power_circuit(parse_oracle("gaussian:mean=0.4,std=0.2,qubits=2"), 1))
+    expected = _ideal_one_probability(compiled)
+    twirls = twirled_instances(compiled, 3, np.random.default_rng(0), compiler.target)
+    assert len({str(t.data) for t in twirls}) == 3
+    for t in twirls:
+        assert _ideal_one_probability(t) == pytest.approx(expected, abs=1e-9)
+        assert t.count_ops().get("cz") == compiled.count_ops().get("cz")
+
+
+def test_twirled_aer_executor_counts_every_shot():
+    from qbo.grover import power_circuit
+    from qbo.oracles import bernoulli
+
+    executor = AerExecutor(load_snapshot("fake_torino"), seed=1, twirl=True, randomizations=4)
+    (counts,) = executor.run([power_circuit(bernoulli(0.3), 2)], [101])
+    assert sum(counts.values()) == 101
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--mitigation", "bogus", "--target", "aer:fake_torino"], "mitigation must be one of none, rem, zne, zne+rem, got 'bogus'"),
+    (["--mitigation", "rem", "--target", "exact"], "readout mitigation needs"),
+    (["--twirl", "--target", "exact"], "got target 'exact'"),
+    (["--device", "TPU", "--target", "aer"], "device must be one of CPU, GPU, got 'TPU'"),
+    (["--device", "GPU", "--target", "exact"], "works on aer targets only"),
+])
+def test_estimate_rejects_bad_mitigation_twirl_and_device(args, needle):
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    result = CliRunner().invoke(app, ["estimate", *args])
+    assert result.exit_code == 2
+    lines = [l for l in result.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in result.output
+
+
+def test_estimate_gpu_without_the_gpu_build_is_one_line():
+    from qiskit_aer import AerSimulator
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    if "GPU" in AerSimulator().available_devices():
+        pytest.skip("this qiskit-aer has a GPU")
+    result = CliRunner().invoke(app, ["estimate", "--device", "gpu", "--target", "aer"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "qbo[gpu]" in result.output
+
+
+@pytest.mark.slow
+def test_estimate_with_mitigation_and_twirl_counts_folded_calls():
+    import json
+
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    result = CliRunner().invoke(app, ["estimate", "--target", "aer:fake_torino", "--epsilon", "0.05",
+                                      "--mitigation", "zne+rem", "--twirl", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["mitigation"] == "zne+rem" and out["twirl"] is True
+    assert out["oracle_calls"] == sum(r["shots"] * r["scale"] * (2 * r["k"] + 1) for r in out["rounds"])
+    assert {r["scale"] for r in out["rounds"]} == {1, 3}
