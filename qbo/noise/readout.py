@@ -16,6 +16,7 @@ measured matrix its own uncertainty would have to be added).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -41,20 +42,27 @@ class Confusion:
         return 1.0 - self.p01 - self.p10
 
     def inverse_matrix(self) -> np.ndarray:
-        """M^-1 from ``mitiq.rem.generate_inverse_confusion_matrix``."""
-        from mitiq.rem import generate_inverse_confusion_matrix
-
-        return np.asarray(generate_inverse_confusion_matrix(1, p0=self.p01, p1=self.p10), dtype=float)
+        """M^-1 from ``mitiq.rem.generate_inverse_confusion_matrix`` (cached per (p01, p10))."""
+        return _inverse(self.p01, self.p10).copy()
 
     def correct(self, q: float | np.ndarray) -> float | np.ndarray:
         """Mitigated P(1) for observed P(1) ``q`` (unclipped: may leave [0, 1])."""
-        inv = self.inverse_matrix()
+        inv = _inverse(self.p01, self.p10)
         q = np.asarray(q, dtype=float)
         return inv[1, 0] * (1.0 - q) + inv[1, 1] * q
 
     def observe(self, p: float | np.ndarray) -> float | np.ndarray:
         """Observed P(1) for true P(1) ``p``: p01 + g p."""
         return self.p01 + self.gain * np.asarray(p, dtype=float)
+
+
+@lru_cache(maxsize=256)
+def _inverse(p01: float, p10: float) -> np.ndarray:
+    from mitiq.rem import generate_inverse_confusion_matrix
+
+    inv = np.asarray(generate_inverse_confusion_matrix(1, p0=p01, p1=p10), dtype=float)
+    inv.setflags(write=False)
+    return inv
 
 
 def snapshot_confusion(snapshot: Snapshot, physical_qubit: int) -> Confusion:
