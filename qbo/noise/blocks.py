@@ -98,6 +98,7 @@ class TranspileCache:
         self._cache: dict[tuple, QuantumCircuit] = {}
         self._blocks: dict[str, CompiledBlocks] = {}
         self.transpile_calls = 0
+        self.derived: dict[tuple, object] = {}  # what others compute from the blocks (their noise), per key
 
     @property
     def target(self) -> Target:

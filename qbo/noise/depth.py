@@ -254,10 +254,10 @@ def oracle_block_noise(
     """Noise of each compiled block of ``oracle`` (read once per compiler and oracle)."""
     compiler = compiler or compiler_for(snapshot)
     blocks = compiler.blocks_of(power_circuit(oracle, 1))
-    cache = _NOISE.setdefault(id(compiler), {})
-    if oracle.key not in cache:
-        cache[oracle.key] = {name: block_noise(snapshot, c) for name, c in blocks.blocks.items()}
-    return cache[oracle.key], blocks
+    key = ("block_noise", oracle.key, snapshot.name, snapshot.timestamp)
+    if key not in compiler.derived or set(compiler.derived[key]) != set(blocks.blocks):  # type: ignore[arg-type]
+        compiler.derived[key] = {name: block_noise(snapshot, c) for name, c in blocks.blocks.items()}
+    return compiler.derived[key], blocks  # type: ignore[return-value]
 
 
 def power_noise(
@@ -267,9 +267,6 @@ def power_noise(
     """Predicted noise of Q^k A folded at ``scale`` (``qbo.mitigation.folding``), from the blocks."""
     noises, blocks = oracle_block_noise(snapshot, oracle, compiler)
     return word_noise(snapshot, noises, block_counts(k, scale), blocks.objective, idle)
-
-
-_NOISE: dict[int, dict[str, dict[str, BlockNoise]]] = {}
 
 
 @lru_cache(maxsize=16)
