@@ -83,11 +83,11 @@ def entangled(a: float, qubits: int = 3) -> Oracle:
     return Oracle(circuit, objective=0, low=0.0, high=1.0, mean=float(a), spec=f"entangled{qubits}:{float(a)!r}")
 
 
-def make_oracle(kind: str, a: float) -> Oracle:
+def make_oracle(kind: str, a: float, qubits: int = 3) -> Oracle:
     if kind == "bernoulli":
         return bernoulli(a)
     if kind == "entangled":
-        return entangled(a)
+        return entangled(a, qubits)
     raise ValueError(f"oracle must be one of {', '.join(ORACLES)}, got '{kind}'")
 
 

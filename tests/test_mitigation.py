@@ -329,3 +329,14 @@ def test_estimate_with_mitigation_and_twirl_counts_folded_calls():
     assert out["mitigation"] == "zne+rem" and out["twirl"] is True
     assert out["oracle_calls"] == sum(r["shots"] * r["scale"] * (2 * r["k"] + 1) for r in out["rounds"])
     assert {r["scale"] for r in out["rounds"]} == {1, 3}
+
+
+@pytest.mark.slow
+def test_bench_exact_channels_equal_aer_density_matrix():
+    """bench/noise.py's exact probabilities (compiled-block superoperators under the Aer
+    noise model, eigendecomposed powers) equal Aer's density-matrix simulation of the same
+    compiled circuits, and repeated products, to 1e-7."""
+    bench = _bench_noise()
+    model = bench.DeviceModel(load_snapshot("fake_torino"))
+    assert bench.spot_check(model, bench.make_oracle("entangled", 0.37)) < 1e-7
+    assert bench.wilson_lower(95, 100) == pytest.approx(0.8883, abs=1e-4)
