@@ -340,3 +340,25 @@ def test_bench_exact_channels_equal_aer_density_matrix():
     model = bench.DeviceModel(load_snapshot("fake_torino"))
     assert bench.spot_check(model, bench.make_oracle("entangled", 0.37)) < 1e-7
     assert bench.wilson_lower(95, 100) == pytest.approx(0.8883, abs=1e-4)
+
+
+def test_twirling_connection_switches_on_the_samplers_own_twirling():
+    """fake:/ibm: targets twirl through the runtime Sampler's options; everything else of the
+    connection passes through unchanged."""
+    from types import SimpleNamespace
+
+    from qiskit_ibm_runtime.options_models.sampler import SamplerOptions
+
+    from qbo.noise.twirl import TwirlingConnection
+
+    class Inner:
+        simulated = True
+
+        def sampler(self, mode):
+            return SimpleNamespace(options=SamplerOptions(), mode=mode)
+
+    connection = TwirlingConnection(Inner())
+    sampler = connection.sampler("batch")
+    assert connection.simulated and sampler.mode == "batch"
+    assert sampler.options.twirling.enable_gates is True
+    assert sampler.options.twirling.num_randomizations == "auto"
