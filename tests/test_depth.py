@@ -203,3 +203,20 @@ def _ideal_one_probability(compiled) -> float:
         else:
             small.append(instruction.operation, qs)
     return float(Statevector(small).probabilities([target])[1])
+
+
+def test_a_circuit_that_only_claims_to_be_a_power_is_transpiled_whole():
+    """Block metadata on a circuit of another shape must not cut it into wrong blocks."""
+    from qiskit import QuantumCircuit
+
+    from qbo.noise.aer_model import snapshot_target
+    from qbo.noise.blocks import TranspileCache
+
+    compiler = TranspileCache(snapshot_target(load_snapshot("fake_torino")))
+    impostor = QuantumCircuit(1, 1)
+    impostor.x(0)
+    impostor.measure(0, 0)
+    impostor.metadata = dict(power_circuit(bernoulli(0.3), 2).metadata)
+    compiled = compiler(impostor)
+    assert compiler.transpile_calls == 1 and compiled.count_ops().get("x", 0) + compiled.count_ops().get("sx", 0) >= 1
+    assert "rz" not in compiled.count_ops() or compiled.count_ops()["rz"] <= 2

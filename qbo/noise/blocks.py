@@ -122,7 +122,7 @@ class TranspileCache:
         scale = int(meta.get(SCALE_KEY, 1))
         if key is not None and (key, scale) in self._cache:
             return self._cache[(key, scale)]
-        if key is not None and BLOCKS_KEY in meta:
+        if key is not None and BLOCKS_KEY in meta and _well_formed(circuit, key[1], scale):
             compiled = self._from_blocks(circuit, key, scale)
         else:
             compiled = self._transpile(circuit, self.layout(circuit.num_qubits))
@@ -184,6 +184,18 @@ class TranspileCache:
         out.barrier()
         out.compose(routed, qubits=range(compiled.num_qubits), inplace=True)
         return out
+
+
+def _well_formed(circuit: QuantumCircuit, k: int, scale: int) -> bool:
+    """The circuit has exactly the shape ``power_circuit`` / ``folded_power_circuit`` give it
+    (else it is transpiled whole): A, then k times (barrier, Q), folds, barrier, measure."""
+    n_a, n_q = (int(v) for v in circuit.metadata[BLOCKS_KEY])
+    body = n_a + k * (1 + n_q)
+    n = (scale - 1) // 2
+    data = circuit.data
+    if len(data) != body + n * (2 * body + 2) + 2 or data[-1].operation.name != "measure":
+        return False
+    return all(data[n_a + j * (1 + n_q)].operation.name == "barrier" for j in range(k))
 
 
 def _measured_virtual(circuit: QuantumCircuit) -> int:
