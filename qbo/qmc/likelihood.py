@@ -27,6 +27,7 @@ at anomalous theta, when not).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,4 +188,6 @@ def theta_sd(info: np.ndarray, prior: DecayPrior) -> float:
 def amplitude_half_width(theta: float, sd: float, z: float) -> float:
     """Half-width on a = sin^2 theta of theta +- z sd (delta method plus the curvature term,
     so theta near 0 or pi/2 is not predicted to give a zero-width interval)."""
-    return float(z * sd * abs(np.sin(2 * theta)) + (z * sd) ** 2)
+    if not math.isfinite(sd):
+        return math.inf
+    return float(z * sd * abs(math.sin(2 * theta)) + (z * sd) ** 2)

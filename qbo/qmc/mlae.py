@@ -109,6 +109,12 @@ class MaximumLikelihoodAE:
         gof_level: p-value below which the model is declared not to fit.
         a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
         max_rounds: hard cap on rounds.
+        anchor_shots: shots of round 0 (k = 0; default ``shots``). The goodness of fit can
+            only see a coherent over-rotation delta of Q through the k = 0 data (a deeper
+            round reads it as theta + delta / 2), so detecting delta needs about 9 / delta^2
+            anchor shots (3 sigma on theta at k = 0).
+        max_calls: without a ``budget``, eps needing more honest calls than this is reported
+            unreachable before any of them are spent.
     """
 
     epsilon: float
@@ -127,6 +133,8 @@ class MaximumLikelihoodAE:
     a0_sd: float = 0.2
     r_sd: float = 0.5
     max_rounds: int = 400
+    max_calls: int = 10**9
+    anchor_shots: int | None = None
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -249,6 +257,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.stopped = "max_rounds"
+        self.max_calls = config.budget if config.budget is not None else config.max_calls
 
     @property
     def calls(self) -> int:
@@ -271,15 +280,14 @@ class _Run:
     def loop(self, sample: Sampler) -> None:
         cfg = self.cfg
         while len(self.rounds) < cfg.max_rounds:
-            k, n = (0, cfg.shots) if not self.rounds else self._next()
+            k, n = (0, cfg.anchor_shots or cfg.shots) if not self.rounds else self._next()
             if n is None:
                 self.stopped = "unreachable"
                 return
-            if cfg.budget is not None:
-                n = min(n, (cfg.budget - self.calls) // (2 * k + 1))
-                if n < 1:
-                    self.stopped = "budget"
-                    return
+            n = min(n, (self.max_calls - self.calls) // (2 * k + 1))
+            if n < 1:
+                self.stopped = "budget"
+                return
             rnd = sample(k, int(n))
             self.rounds.append(rnd)
             self.k, self.last_shots = k, int(n)
@@ -297,19 +305,22 @@ class _Run:
         k, _ = find_next_k(self.k, lo, hi, True, cfg.growth, bound)
         if k == self.k:
             k, _ = find_next_k(self.k, lo, hi, True, 1.0, bound)
-        at_cap = k == self.k and 4 * self.k + 2 + 4 > bound
+        at_cap = k <= self.k and 4 * self.k + 6 > bound
+        if k <= self.k and not at_cap:  # stuck (half period, or A0 confounds k = 0): one step deeper
+            k = self.k + 1
         if at_cap and not self.prior.noiseless:
             k = self._best_power(cap)
-        need = self._shots_to_finish(k)
+        room = (self.max_calls - self.calls) // (2 * k + 1)
+        need = self._shots_to_finish(k, max(1, room))
         if at_cap:
-            if need is None:
+            extra = self._calls_to_reach(self.eps)
+            if extra is None or extra > self.max_calls - self.calls:
                 return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
-            return k, max(1, min(need, max(cfg.shots, floor)))
+            return k, max(1, min(need or room, max(cfg.shots, floor)))
         if need is not None and need <= cfg.final_factor * cfg.shots:
-            return k, max(1, need)
-        if k == self.k:  # K could not grow (half-period constraint): more shots here
-            return k, max(cfg.shots, 2 * self.last_shots)
+            low = self.last_shots if k == self.k else cfg.shots // 2
+            return k, max(1, need, low)
         return k, cfg.shots
 
     def _pooled(self, extra: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
