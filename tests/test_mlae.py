@@ -146,6 +146,21 @@ def test_coherent_over_rotation_is_flagged():
     assert flagged == 3
 
 
+def test_coherent_over_rotation_is_flagged_with_an_anchor():
+    """With anchor_shots = 36 / delta^2 the k = 0 data pin theta to sd delta / 12, so the
+    shift of delta / 2 that every deep power reads is a 6 sd contradiction: most runs are
+    flagged, and a flagged run reports a wide interval that still covers."""
+    delta, flagged = 0.2, 0
+    for i, a in enumerate((0.3, 0.6, 0.45, 0.8, 0.15)):
+        est = MaximumLikelihoodAE(0.001, anchor_shots=round(36 / delta**2), decay="none").estimate(
+            bernoulli(a), ModelExecutor(a, delta=delta, seed=1))
+        if not est.diagnostics["model_fits"]:
+            flagged += 1
+            assert not est.reached_epsilon and est.half_width > 0.001 and est.ci_low <= a <= est.ci_high
+            assert est.diagnostics["stopped"] == "misfit"
+    assert flagged >= 3
+
+
 def test_profile_fixes_nuisances_on_the_noiseless_prior():
     data = Pooled(np.array([0.0, 3.0]), np.array([100.0, 50.0]), np.array([30.0, 20.0]))
     ll, u, v = profile(np.linspace(0.1, 1.0, 5), data, DecayPrior())
