@@ -24,7 +24,7 @@ class ModelExecutor:
     """Samples the decay + readout model of a Bernoulli amplitude a, reading k off each power
     circuit; ``delta`` over-rotates every Grover step coherently (angle 2 theta + delta)."""
 
-    def __init__(self, a: float, a0=1.0, r=1.0, p01=0.0, p10=0.0, delta=0.0, seed=0, target="model:test"):
+    def __init__(self, a: float, a0=1.0, r=1.0, p01=0.0, p10=0.0, delta=0.0, seed=0, target="ibm:model_executor"):
         self.theta = math.asin(math.sqrt(a))
         self.a0, self.r, self.p01, self.p10, self.delta = a0, r, p01, p10, delta
         self.rng = np.random.default_rng(seed)
@@ -95,7 +95,7 @@ def test_decay_ignored_is_flagged_the_fit_covers():
 @pytest.mark.parametrize("noisy", [False, True])
 def test_calls_equal_the_sum_over_circuits_run(noisy):
     ex = ModelExecutor(0.37, **(TRUE if noisy else {}), seed=3)
-    kw = dict(prior=PRIOR, decay="fit") if noisy else {}
+    kw = dict(prior=PRIOR, decay="fit") if noisy else dict(decay="none")
     est = MaximumLikelihoodAE(0.03, **kw).estimate(bernoulli(0.37), ex)
     assert est.oracle_calls == sum(n * (2 * k + 1) for k, n in ex.ran)
     assert [(r.k, r.shots) for r in est.rounds] == ex.ran

@@ -81,8 +81,10 @@ import numpy as np
 from scipy.stats import chi2, norm
 
 from qbo.execution.base import Executor
+from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table
+from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
@@ -197,14 +199,7 @@ class MaximumLikelihoodAE:
 
 def target_snapshot(target: str) -> "Snapshot | None":
     """The calibration behind ``aer:NAME`` / ``fake:BACKEND`` (None for other targets)."""
-    from qbo.noise.snapshot import export_from_fake, load_snapshot
-
-    kind, _, name = target.partition(":")
-    if kind == "aer" and name:
-        return load_snapshot(name)
-    if kind == "fake" and name:
-        return export_from_fake(name)
-    return None
+    return parse_target(target).snapshot()
 
 
 def calibration_prior(
@@ -217,7 +212,8 @@ def calibration_prior(
     c0, c1 = max(rows[0].contrast, 1e-3), max(rows[1].contrast, 1e-6)
     r = min(1.0, c1 / c0)
     compiled = (executor or _aer(snapshot)).compiled(power_circuit(oracle, 0))
-    p01, p10 = _readout(snapshot, circuit_noise(snapshot, compiled).measured_qubit)
+    confusion = snapshot_confusion(snapshot, circuit_noise(snapshot, compiled).measured_qubit)
+    p01, p10 = confusion.p01, confusion.p10
     return DecayPrior(
         min(1.0, c0), r, a0_sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}",
     )
@@ -227,15 +223,6 @@ def _aer(snapshot: "Snapshot") -> Any:
     from qbo.execution.aer import AerExecutor
 
     return AerExecutor(snapshot)
-
-
-def _readout(snapshot: "Snapshot", qubit: int) -> tuple[float, float]:
-    """(p01, p10) of a physical qubit, as ``qbo.mitigation.readout.snapshot_confusion`` reads
-    them (asymmetric fields, else the symmetric readout_error)."""
-    q = snapshot.qubits[qubit]
-    p01 = q.prob_meas1_prep0 if q.prob_meas1_prep0 is not None else q.readout_error
-    p10 = q.prob_meas0_prep1 if q.prob_meas0_prep1 is not None else q.readout_error
-    return float(p01), float(p10)
 
 
 # --- one estimate ----------------------------------------------------------------------
