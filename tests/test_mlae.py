@@ -80,16 +80,15 @@ def test_coverage_under_decay_and_readout():
 
 
 @pytest.mark.slow
-def test_decay_ignored_is_flagged_the_fit_covers():
-    """Decaying data under the no-decay model: the deviance flags it and the interval is not
-    tight (never a tight wrong one); with the decay fitted it fits and covers."""
-    a = 0.3
-    none = MaximumLikelihoodAE(0.01, decay="none").estimate(bernoulli(a), ModelExecutor(a, **TRUE, seed=5))
-    fit = MaximumLikelihoodAE(0.01, prior=PRIOR, decay="fit").estimate(bernoulli(a), ModelExecutor(a, **TRUE, seed=5))
-    assert not none.diagnostics["model_fits"] and not none.reached_epsilon and none.half_width > 0.01
-    assert "does not fit" in none.note
-    assert fit.diagnostics["model_fits"] and fit.ci_low <= a <= fit.ci_high
-    assert fit.diagnostics["decay"] == "fit" and none.diagnostics["decay"] == "none"
+def test_ignoring_the_decay_misses_more_than_fitting_it():
+    """On decaying data (r = 0.915, readout 2% / 4%) the no-decay likelihood misses more
+    often than the fitted one (issue 9: 4.5% coverage without the decay term), and the fitted
+    one stays within the binomial margin of 1 - alpha."""
+    amps = np.random.default_rng(14).uniform(0, 1, 40)
+    exe = lambda a, i: ModelExecutor(a, **TRUE, seed=100 + i)
+    none = _misses(MaximumLikelihoodAE(0.01, decay="none"), amps, exe)
+    fit = _misses(MaximumLikelihoodAE(0.01, prior=PRIOR, decay="fit"), amps, exe)
+    assert fit <= _allowed_misses(40) and none > fit + 5
 
 
 @pytest.mark.parametrize("noisy", [False, True])
