@@ -83,6 +83,10 @@ def make_executor(
     * ``mode``: ``job`` | ``batch`` | ``session`` (overrides the run folder's);
     * ``connection``: replaces ``qbo.execution.runtime.connect(kind)`` (tests);
     * ``retry``: a :class:`~qbo.execution.jobs.RetryPolicy` (overrides the run folder's).
+
+    An ``ibm:`` target needs ``run_dir``: nothing is submitted to a device without a journal.
+    The run folder also pins the layout and transpiled circuits (``transpiled/``) and holds
+    the caps; a run resumed from another instance than the one recorded is refused.
     """
     parsed = target if isinstance(target, Target) else parse_target(target)
     if parsed.kind == "exact":
@@ -94,11 +98,10 @@ def make_executor(
 
         return AerExecutor(parsed.snapshot(), seed)
     from qbo.execution import runtime
-    from qbo.execution.jobs import JobJournal, read_settings
 
-    saved_mode, saved_retry = read_settings(run_dir) if run_dir is not None else ("job", None)
-    journal = JobJournal.in_run_dir(run_dir) if run_dir is not None else None
-    return runtime.RuntimeExecutor(
+    if parsed.kind == "ibm" and run_dir is None:
+        raise ValueError(f"target '{parsed}' needs a run folder for its job journal; use `qbo submit`")
+    return runtime.journalled_executor(
         connection if connection is not None else runtime.connect(parsed.kind), parsed.name, str(parsed),
-        mode=mode or saved_mode, seed=seed, journal=journal, retry=retry or saved_retry,
+        seed=seed, run_dir=run_dir, mode=mode, retry=retry,
     )
