@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,9 @@ from scipy.stats import binom
 from qbo.algorithms import make_policy, restore_policy
 from qbo.algorithms.kl_ucb import bernoulli_kl, kl_upper
 from qbo.execution import ExactExecutor
+from qbo.experiments.config import load_config
 from qbo.experiments.defaults import policy_options
+from qbo.experiments.runner import check_experiment, run_experiment
 from qbo.experiments.trial import StageSettings, run_stages
 from qbo.oracles import bernoulli
 from qbo.problems import make_problem
@@ -251,3 +255,24 @@ def test_variance_bound_covers_every_mean_in_range(a: float, b: float, u: float)
     low, high = min(a, b), max(a, b)
     p = low + u * (high - low)
     assert p * (1 - p) <= bernoulli_variance_bound(low, high) + 1e-15
+
+
+# ------------------------------------------------------------------ example configs
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_configs_load_and_build(path: Path) -> None:
+    config = load_config(path)
+    check_experiment(config)
+
+
+@pytest.mark.slow
+def test_centred_example_runs_end_to_end(tmp_path: Path) -> None:
+    config = load_config(Path(__file__).resolve().parents[1] / "examples" / "centred.toml")
+    small = config.with_overrides(budget=600, trials=1, algorithms=("q-ucb-halve", "q-gp-ucb", "thompson"))
+    small = replace(small, algorithm_options={"q-gp-ucb": dict(config.algorithm_options["q-gp-ucb"])})
+    records = run_experiment(small, tmp_path / "run")
+    finals = {r["algorithm"]: r for r in records}
+    assert all(r["cum_calls"] == 600 for r in finals.values())
+    assert (tmp_path / "run" / "summary.csv").exists()

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logit, xlogy
+from scipy.special import expit, logit
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float
 
@@ -27,10 +27,11 @@ _CLIP = 1e-15
 
 
 def bernoulli_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """kl(p, q) of Bernoulli laws, elementwise, with 0 log 0 = 0 (xlogy)."""
-    p = np.clip(p, 0.0, 1.0)
+    """kl(p, q) of Bernoulli laws, elementwise, with 0 log 0 = 0 (p and q clipped to
+    [1e-15, 1 - 1e-15], which changes kl by < 1e-13)."""
+    p = np.clip(p, _CLIP, 1 - _CLIP)
     q = np.clip(q, _CLIP, 1 - _CLIP)
-    return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+    return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
 
 
 def kl_upper(p: np.ndarray, level: np.ndarray, iterations: int = 60, tol: float = 1e-12) -> np.ndarray:
