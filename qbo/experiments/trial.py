@@ -17,6 +17,13 @@ interval QMC actually returned, which is valid for the same failure probability 
 narrower (IAE's last round rarely lands exactly on eps). It breaks the doubling identity of
 App. D, so the theory beta no longer follows from it; measured in bench/regret.py.
 
+Resumable queries (``Query.resume`` set: q-ucb-halve, q-se, q-gp-ucb with resume): the stage
+continues the arm's ``qbo.qmc.resumable.ResumableState`` to eps_s instead of starting a new
+QMC; the line-5 prediction is that refinement's own cost model, only the new shots are
+charged (2k + 1 each), the policy is told the query with ``resume`` replaced by the refined
+state, and the stage record carries it as ``"qmc"`` (JSON). Needs estimator 'iae' and no
+mitigation.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their

@@ -9,18 +9,18 @@ interval and power*, so nothing measured is thrown away, and it returns only the
 rounds, which are all that a caller charges (``Round.oracle_calls``: shots (2k + 1)).
 
 Confidence across resumptions (the failure budget is split over refinements).
-Let ``alpha`` be the state's total budget. The j-th refinement that runs rounds gets
+Let ``alpha`` be the state's total budget and alpha_j = alpha 6 / (pi^2 j^2), so that
+S_j = sum_{i <= j} alpha_i / alpha < 1 for every j. The j-th refinement that runs rounds may
+spend B_j = alpha S_j - (levels spent by refinements 1..j-1) (``refinement_budget``: what
+earlier refinements left unspent carries forward), and spends it with IAE's rule: before
+each of its rounds a level alpha_{j,i} and a shot count are fixed from the past only, the
+round's Clopper-Pearson interval uses only its own fresh shots, and sum_i alpha_{j,i} <= B_j
+(the spend schedule never overdraws its budget; ``qbo.qmc.iae`` module docstring). So after
+refinement j the levels spent in all sum to at most alpha S_j < alpha, for every j. Given
+the past, a round's interval misses p_k = sin^2((2k+1) theta) with probability
+<= alpha_{j,i}. By the union bound over every round of every refinement,
 
-    alpha_j = alpha * 6 / (pi^2 j^2),        sum_{j >= 1} alpha_j = alpha,
-
-and spends it with IAE's rule: before each of its rounds a level alpha_{j,i} and a shot
-count are fixed from the past only, the round's Clopper-Pearson interval uses only its own
-fresh shots, and sum_i alpha_{j,i} <= alpha_j (the spend schedule never overdraws its
-budget; ``qbo.qmc.iae`` module docstring). Given the past, a round's interval misses
-p_k = sin^2((2k+1) theta) with probability <= alpha_{j,i}. By the union bound over every
-round of every refinement,
-
-    P(some round ever misses) <= sum_j sum_i alpha_{j,i} <= sum_j alpha_j = alpha.
+    P(some round ever misses) <= sum_j sum_i alpha_{j,i} <= alpha sup_j S_j = alpha.
 
 If no round misses, theta lies in every round's interval, hence in their intersection,
 which is the carried interval after *every* refinement. So with probability >= 1 - alpha
@@ -48,7 +48,7 @@ from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler, _Plan, _State
 from qbo.qmc.result import Estimate, Round
 
-__all__ = ["ResumableState", "refinement_alpha", "refine", "refine_estimate", "expected_refine_calls"]
+__all__ = ["ResumableState", "refinement_alpha", "refinement_budget", "refine", "refine_estimate", "expected_refine_calls"]
 
 METHOD = "iae-resumed"
 
@@ -58,6 +58,13 @@ def refinement_alpha(alpha: float, j: int) -> float:
     if j < 1:
         raise ValueError(f"refinement index must be >= 1, got {j}")
     return alpha * 6.0 / (math.pi**2 * j * j)
+
+
+def refinement_budget(state: "ResumableState", j: int) -> float:
+    """Level refinement j may spend: ``alpha S_j - alpha_spent``, S_j = sum_{i<=j} 6/(pi^2 i^2)
+    (what earlier refinements left unspent carries forward; module docstring)."""
+    cumulative = sum(refinement_alpha(state.alpha, i) for i in range(1, j + 1))
+    return max(cumulative - state.alpha_spent, 0.0)
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,7 @@ def refine(state: ResumableState, eps: float, sample: Sampler) -> tuple[Resumabl
     if state.half_width <= eps * (1 + 1e-9):
         return state, ()
     j = state.refinements + 1
-    cfg = _config(eps, refinement_alpha(state.alpha, j))
+    cfg = _config(eps, refinement_budget(state, j))
     plan = _Plan.make(cfg, eps)
     st = _State(cfg.alpha, cfg.final_share)
     st.theta_low, st.theta_high, st.k, st.up = state.theta_low, state.theta_high, state.k, state.up
