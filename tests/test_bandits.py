@@ -141,8 +141,10 @@ def test_state_json_round_trip(a: float, seed: int) -> None:
 def test_kl_upper_is_the_largest_q_within_the_level(p: float, level: float) -> None:
     (q,) = kl_upper(np.array([p]), np.array([level]))
     assert p - 1e-12 <= q <= 1.0
-    if q < 1.0:
+    if q < 1.0 - 1e-9:
         assert bernoulli_kl(np.array([p]), np.array([q]))[0] == pytest.approx(level, rel=1e-6, abs=1e-9)
+    elif q < 1.0:  # 1 - q below 1e-9: float resolution of q limits kl to ~1e-4 relative
+        assert bernoulli_kl(np.array([p]), np.array([q]))[0] == pytest.approx(level, rel=1e-3)
     else:
         assert bernoulli_kl(np.array([p]), np.array([1.0 - 1e-12]))[0] <= level + 1e-6
 
