@@ -143,8 +143,8 @@ def test_kl_upper_is_the_largest_q_within_the_level(p: float, level: float) -> N
     assert p - 1e-12 <= q <= 1.0
     if q < 1.0 - 1e-9:
         assert bernoulli_kl(np.array([p]), np.array([q]))[0] == pytest.approx(level, rel=1e-6, abs=1e-9)
-    elif q < 1.0:  # 1 - q below 1e-9: float resolution of q limits kl to ~1e-4 relative
-        assert bernoulli_kl(np.array([p]), np.array([q]))[0] == pytest.approx(level, rel=1e-3)
+    elif q < 1.0:  # 1 - q < 1e-9: float resolution of q; the true root is there too
+        assert bernoulli_kl(np.array([p]), np.array([1.0 - 1e-9]))[0] <= level
     else:
         assert bernoulli_kl(np.array([p]), np.array([1.0 - 1e-12]))[0] <= level + 1e-6
 
