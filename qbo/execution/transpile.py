@@ -3,16 +3,30 @@
 Power circuits carry barriers between A and every Q (``qbo.grover``), so optimisation
 never merges Grover steps; the depth of Q^k A survives transpilation and the noise of a
 device model grows with k as on hardware.
+
+Pinning (hardware runs): with a ``store`` folder (``RUN_DIR/transpiled``) the layout of
+each circuit width is written to ``layout.json`` and every transpiled power circuit to a
+QPY file the first time it is needed; a resumed run loads them instead of transpiling
+again, so a recalibration between two days of one run changes neither the layout nor the
+circuits that run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
-from qiskit import QuantumCircuit, transpile
+from qiskit import QuantumCircuit, qpy, transpile
 from qiskit.transpiler import Target
 
+from qbo.files import write_bytes_atomic, write_text_atomic
 from qbo.grover import cache_key
+
+LAYOUT_NAME = "layout.json"
 
 
 def choose_layout(target: Target, num_qubits: int) -> list[int]:
@@ -64,6 +78,7 @@ class TranspileCache:
         optimization_level: int = 1,
         seed: int = 0,
         layout: Callable[[int], list[int]] | None = None,
+        store: str | os.PathLike | None = None,
     ) -> None:
         self._target = target
         self._level = optimization_level
@@ -71,16 +86,36 @@ class TranspileCache:
         self._layout_for = layout or (lambda n: choose_layout(target, n))
         self._layouts: dict[int, list[int]] = {}
         self._cache: dict[tuple[str, int], QuantumCircuit] = {}
+        self._store = Path(store) if store is not None else None
+        if self._store is not None and (self._store / LAYOUT_NAME).exists():
+            try:
+                pinned = json.loads((self._store / LAYOUT_NAME).read_text())
+                self._layouts = {int(n): [int(q) for q in qs] for n, qs in pinned.items()}
+            except (ValueError, TypeError, AttributeError):
+                raise ValueError(f"'{self._store / LAYOUT_NAME}' is not a valid pinned layout") from None
 
     def layout(self, num_qubits: int) -> list[int]:
         if num_qubits not in self._layouts:
             self._layouts[num_qubits] = self._layout_for(num_qubits)
+            if self._store is not None:
+                text = json.dumps({str(n): qs for n, qs in sorted(self._layouts.items())})
+                write_text_atomic(self._store / LAYOUT_NAME, text + "\n")
         return self._layouts[num_qubits]
+
+    def _path(self, key: tuple[str, int]) -> Path | None:
+        if self._store is None:
+            return None
+        return self._store / (hashlib.sha256(f"{key[0]}\n{key[1]}".encode()).hexdigest()[:32] + ".qpy")
 
     def __call__(self, circuit: QuantumCircuit) -> QuantumCircuit:
         key = cache_key(circuit)
         if key is not None and key in self._cache:
             return self._cache[key]
+        path = self._path(key) if key is not None else None
+        if path is not None and path.exists():
+            (compiled,) = qpy.load(io.BytesIO(path.read_bytes()))
+            self._cache[key] = compiled
+            return compiled
         compiled = transpile(
             circuit,
             target=self._target,
@@ -90,4 +125,8 @@ class TranspileCache:
         )
         if key is not None:
             self._cache[key] = compiled
+        if path is not None:
+            buffer = io.BytesIO()
+            qpy.dump(compiled, buffer)
+            write_bytes_atomic(path, buffer.getvalue())
         return compiled

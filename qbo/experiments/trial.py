@@ -98,7 +98,8 @@ def _measure(
     query to tell: for a resumable query, ``resume`` holds the refined state)."""
     oracle = problem.oracle(query.arm)
     if query.epsilon is None:
-        (sample,) = classical_samples(executor, oracle, 1)
+        # on hardware a classical learner samples the reward model, never the QPU (issue 11)
+        (sample,) = classical_samples(getattr(executor, "classical_source", executor), oracle, 1)
         return float(sample), 1, 1, "sample", None, query
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)
