@@ -275,6 +275,22 @@ def _label(algorithm: str, options: tuple) -> str:
     return algorithm + "".join(f" {k}={v:.3g}" if isinstance(v, float) else f" {k}={v}" for k, v in options)
 
 
+def parse_variant(text: str) -> tuple[str, tuple]:
+    """'q-gp-ucb:beta=1.414,resume=true,delta=2e-6' -> ("q-gp-ucb", (("beta", 1.414), ...))."""
+    name, _, rest = text.partition(":")
+    options = []
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        parsed: object = {"true": True, "false": False}.get(value.lower(), value)
+        if isinstance(parsed, str):
+            try:
+                parsed = float(value) if any(c in value for c in ".e") else int(value)
+            except ValueError:
+                pass
+        options.append((key, parsed))
+    return name, tuple(options)
+
+
 def frontier_command() -> str:
     """The full frontier grid of issue 10 (hours on one core; use the device's 16 workers)."""
     return ("python bench/regret.py --section frontier --placements centred,top "
@@ -284,6 +300,7 @@ def frontier_command() -> str:
 def section_frontier(args) -> None:
     """Every quantum policy vs every classical one on the squeezed problems (module docstring)."""
     learners = [(a, o) for a, o in QUANTUM + CLASSICAL if args.algorithms is None or a in args.algorithms.split(",")]
+    learners += [parse_variant(v) for v in args.variant]
     budgets = [int(float(b)) for b in args.budgets.split(",")]
     spreads = [float(v) for v in args.spreads.split(",")]
     placements = args.placements.split(",")
@@ -306,8 +323,8 @@ def section_frontier(args) -> None:
                 for a, o in learners:
                     key = Case(PLACEMENT_PROBLEMS[pl], a, T, 0, (("spread", v),), options=o)
                     rows[(a, o)] = report(f"T={T:<8d} {pl:7s} spread={v:<6g} {_label(a, o)}", groups[key])
-                quantum = [rows[k] for k in rows if k in QUANTUM]
-                classical = [rows[k] for k in rows if k in CLASSICAL]
+                quantum = [v for (a, _), v in rows.items() if a.startswith("q-")]  # qbo's naming
+                classical = [v for (a, _), v in rows.items() if not a.startswith("q-")]
                 if quantum and classical:
                     (qm, qs), (cm, cs) = min(quantum), min(classical)
                     overlap = "overlap" if abs(qm - cm) <= qs + cs else "no overlap"
@@ -326,6 +343,8 @@ def main() -> None:
     parser.add_argument("--sweep-trials", type=int, default=5)
     parser.add_argument("--spreads", default="1,0.1,0.03,0.01,0.003")
     parser.add_argument("--placements", default="centred,top")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="frontier: an extra learner NAME:key=value,... (repeatable)")
     parser.add_argument("--algorithms", default=None, help="frontier: only these policy names (comma-separated)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
