@@ -108,7 +108,6 @@ def test_no_module_level_import_circle():
     assert _cycle(_graph()) is None, " -> ".join(_cycle(_graph()) or [])
 
 
-@pytest.mark.xfail(strict=True, reason="execution <-> noise (execution.targets imports noise.snapshot, noise.depth imports execution.aer); not part of the runner's merge")
 def test_no_package_level_import_circle_and_imports_point_down():
     graph = _graph()
     parts: dict[str, set[str]] = {}

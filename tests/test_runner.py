@@ -52,7 +52,7 @@ def test_each_stage_record_is_written_once(tmp_path):
 
 def test_one_registry_one_name_per_policy():
     assert len(POLICY_NAMES) == len(set(POLICY_NAMES)) == len(POLICIES)
-    assert {n for n in POLICY_NAMES if is_quantum(n)} == {"q-gp-ucb", "q-linucb", "q-ctv-gp-ucb"}
+    assert {n for n in POLICY_NAMES if is_quantum(n)} == {"q-gp-ucb", "q-linucb", "q-ctv-gp-ucb", "q-ucb-halve", "q-se"}
     with pytest.raises(ValueError, match="unknown policy 'nope'"):
         is_quantum("nope")
 

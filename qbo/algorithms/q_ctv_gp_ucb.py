@@ -131,7 +131,7 @@ class QCTVGPUCB(StagedPolicy):
         beta = practical(s) if self.config.beta == "practical" else float(self.config.beta)
         horizon = self.predicted_time(eps) if self.config.time_aware else np.zeros_like(eps)
         query = self._stage_query(ucb_at(self.posterior, 0.5 * horizon, beta), raw)
-        return Query(query.arm, query.epsilon, query.alpha, float(horizon[query.arm]))
+        return Query(query.arm, query.epsilon, query.alpha, horizon=float(horizon[query.arm]))
 
     def _update_clocked(self, arm: int, value: float, eps: float, elapsed: float, calls: int | None) -> None:
         """Line 7: condition on the stage's estimate (weight 1/eps^2) at its start, then advance."""

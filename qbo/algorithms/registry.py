@@ -15,25 +15,34 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase
-from qbo.algorithms.gp_ucb import GPUCB, QGPUCB, GPUCBConfig, QGPUCBConfig
+from qbo.algorithms.gp_ts import GPTS, GPTSConfig
+from qbo.algorithms.gp_ucb import GPUCB, GPUCBConfig
+from qbo.algorithms.kl_ucb import KLUCB, KLUCBConfig
 from qbo.algorithms.linucb import LinUCB, LinUCBConfig, QLinUCB, QLinUCBConfig
 from qbo.algorithms.q_ctv_gp_ucb import QCTVGPUCB, QCTVConfig
+from qbo.algorithms.q_gp_ucb_resume import QGPUCBResumable, QGPUCBResumableConfig
+from qbo.algorithms.q_se import QSE, QSEConfig
+from qbo.algorithms.q_ucb_halve import QUCBHalve, QUCBHalveConfig
+from qbo.algorithms.thompson import Thompson, ThompsonConfig
 from qbo.algorithms.time_varying import CTV, TVGPUCB, CTVFixed, CTVSimple, TVConfig
 
 __all__ = ["POLICIES", "POLICY_NAMES", "is_quantum", "make_policy", "restore_policy"]
 
 POLICIES: dict[str, tuple[type[PolicyBase], type]] = {
-    cls.name: (cls, cfg) for cls, cfg in (
-        (QGPUCB, QGPUCBConfig),
-        (GPUCB, GPUCBConfig),
-        (QLinUCB, QLinUCBConfig),
-        (LinUCB, LinUCBConfig),
-        (TVGPUCB, TVConfig),
-        (CTVFixed, TVConfig),
-        (CTV, TVConfig),
-        (CTVSimple, TVConfig),
-        (QCTVGPUCB, QCTVConfig),
-    )
+    "q-gp-ucb": (QGPUCBResumable, QGPUCBResumableConfig),  # resume=false: exactly QGPUCB
+    "gp-ucb": (GPUCB, GPUCBConfig),
+    "q-linucb": (QLinUCB, QLinUCBConfig),
+    "linucb": (LinUCB, LinUCBConfig),
+    "q-ucb-halve": (QUCBHalve, QUCBHalveConfig),
+    "q-se": (QSE, QSEConfig),
+    "thompson": (Thompson, ThompsonConfig),
+    "kl-ucb": (KLUCB, KLUCBConfig),
+    "gp-ts": (GPTS, GPTSConfig),
+    "tv-gp-ucb": (TVGPUCB, TVConfig),
+    "ctv-fixed": (CTVFixed, TVConfig),
+    "ctv": (CTV, TVConfig),
+    "ctv-simple": (CTVSimple, TVConfig),
+    "q-ctv-gp-ucb": (QCTVGPUCB, QCTVConfig),
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
 
@@ -60,7 +69,7 @@ def make_policy(name: str, arms: np.ndarray, inputs: Mapping[str, Any] | None = 
     unknown = [k for k in config if k not in valid]
     if unknown:
         raise ValueError(f"unknown option {unknown[0]!r} for policy {name!r}; valid: {valid}")
-    extra = {k: v for k, v in (inputs or {}).items() if k in cls.inputs}
+    extra = {k: v for k, v in (inputs or {}).items() if k in getattr(cls, "inputs", ())}
     return cls(arms, cfg_cls(**config), **extra)
 
 

@@ -68,4 +68,4 @@ class StagedPolicy(PolicyBase):
         """Lines 2-3 and 6: ``x_s = argmax scores``, ``eps_s = max(raw_eps[x_s], eps_min)``, alpha."""
         arm = argmax_lowest(scores)
         self._raw_eps = float(raw_eps[arm])
-        return Query(arm, max(self._raw_eps, self.config.eps_min), self.alpha, horizon)
+        return Query(arm, max(self._raw_eps, self.config.eps_min), self.alpha, horizon=horizon)

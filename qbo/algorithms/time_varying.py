@@ -134,7 +134,7 @@ class _TimeVaryingUCB(PolicyBase):
         scores, horizon = self.acquisition()
         arm = argmax_lowest(scores)
         h = None if horizon is None else float(np.broadcast_to(horizon, scores.shape)[arm])
-        return Query(arm, None, None, h)
+        return Query(arm, None, None, horizon=h)
 
     def _clock_step(self, elapsed: float) -> float:
         """How far the model's clock moves for a round that took ``elapsed``."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from qbo.execution.base import Executor
 from qbo.noise.snapshot import Snapshot, export_from_fake, load_snapshot
+from qbo.noise.twirl import TwirlingConnection
 
 TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"
 KINDS = ("exact", "aer", "fake", "ibm")
@@ -74,7 +75,8 @@ def parse_target(text: object) -> Target:
 
 def make_executor(
     target: str | Target, seed: int | np.random.Generator | None = None, *, run_dir: str | os.PathLike | None = None,
-    mode: str | None = None, connection: Any = None, retry: Any = None,
+    mode: str | None = None, connection: Any = None, retry: Any = None, twirl: bool = False,
+    device: str = "CPU",
 ) -> Executor:
     """Build the executor for ``target``; one-line ValueError for an unknown target.
 
@@ -83,9 +85,7 @@ def make_executor(
     For ``fake:`` and ``ibm:`` targets only:
 
     * ``run_dir``: the run folder; its ``jobs.jsonl`` journals every job (resume re-attaches)
-      and its ``execution.json`` (``qbo submit``) gives the mode and retry policy unless
-      ``mode`` / ``retry`` are passed (the runner passes an experiment config's ``[hardware]``
-      table);
+      and its ``execution.json`` (``qbo submit``) gives the mode and retry policy;
     * ``mode``: ``job`` | ``batch`` | ``session`` (overrides the run folder's);
     * ``connection``: replaces ``qbo.execution.runtime.connect(kind)`` (tests);
     * ``retry``: a :class:`~qbo.execution.jobs.RetryPolicy` (overrides the run folder's).
@@ -93,8 +93,15 @@ def make_executor(
     An ``ibm:`` target needs ``run_dir``: nothing is submitted to a device without a journal.
     The run folder also pins the layout and transpiled circuits (``transpiled/``) and holds
     the caps; a run resumed from another instance than the one recorded is refused.
+
+    ``twirl``: Pauli-twirl two-qubit gates (Aer: ``qbo.noise.twirl``; runtime: the Sampler's
+    own twirling options). ``device``: 'CPU' or 'GPU' (aer targets only).
     """
     parsed = target if isinstance(target, Target) else parse_target(target)
+    if str(device).upper() != "CPU" and parsed.kind != "aer":
+        raise ValueError(f"device {str(device)[:40]!r} works on aer targets only, got target '{parsed}'")
+    if twirl and parsed.kind == "exact":
+        raise ValueError("twirling works on aer, fake and ibm targets (circuits with two-qubit gates), got target 'exact'")
     if parsed.kind == "exact":
         from qbo.execution.exact import ExactExecutor
 
@@ -102,12 +109,14 @@ def make_executor(
     if parsed.kind == "aer":
         from qbo.execution.aer import AerExecutor
 
-        return AerExecutor(parsed.snapshot(), seed)
+        return AerExecutor(parsed.snapshot(), seed, twirl=twirl, device=device)
     from qbo.execution import runtime
 
     if parsed.kind == "ibm" and run_dir is None:
         raise ValueError(f"target '{parsed}' needs a run folder for its job journal; use `qbo submit`")
+    connection = connection if connection is not None else runtime.connect(parsed.kind)
+    if twirl:
+        connection = TwirlingConnection(connection)
     return runtime.journalled_executor(
-        connection if connection is not None else runtime.connect(parsed.kind), parsed.name, str(parsed),
-        seed=seed, run_dir=run_dir, mode=mode, retry=retry,
+        connection, parsed.name, str(parsed), seed=seed, run_dir=run_dir, mode=mode, retry=retry,
     )

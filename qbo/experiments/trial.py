@@ -24,6 +24,13 @@ clock's initial design (the seed's random initial rounds) is played before the p
 asked; those records have method ``init``.  Time-aware policies are told each stage's
 elapsed time and honest calls.
 
+Resumable queries (``Query.resume`` set: q-ucb-halve, q-se, q-gp-ucb with resume): the stage
+continues the arm's ``qbo.qmc.resumable.ResumableState`` to eps_s instead of starting a new
+QMC; the line-5 prediction is that refinement's own cost model, only the new shots are
+charged (2k + 1 each), the policy is told the query with ``resume`` replaced by the refined
+state, and the stage record carries it as ``"qmc"`` (JSON). Needs estimator 'iae' and no
+mitigation.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their
@@ -33,7 +40,7 @@ stopping point.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
@@ -43,6 +50,7 @@ from qbo.experiments.clock import Clock, FixedClock
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
+from qbo.qmc.resumable import expected_refine_calls, refine_estimate
 
 
 @dataclass
@@ -86,12 +94,13 @@ def run_stages(
         outcome = _measure(clock, executor, query, settings, budget_left=settings.budget - at.calls)
         if outcome is None:  # line 5: the predicted cost does not fit in the budget
             break
-        value, charged, honest, method, weight_eps, wall = outcome
+        value, charged, honest, method, weight_eps, wall, told = outcome
         charged = min(charged, settings.budget - at.calls)
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
-        policy.tell(query, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
+        policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
         record = _record(at, query.arm, query.epsilon, "init" if design else method, charged, honest, value, regret)
-        yield record | {"weight_eps": weight_eps} | _timing(clock, regret, charged, elapsed, query.horizon)
+        extra = {} if told.resume is None else {"qmc": told.resume.to_json()}
+        yield record | {"weight_eps": weight_eps} | extra | _timing(clock, regret, charged, elapsed, query.horizon)
     if settings.leftover == "recommend" and at.calls < settings.budget:
         arm = int(policy.recommend())
         left = settings.budget - at.calls
@@ -102,20 +111,30 @@ def run_stages(
 
 def _measure(
     clock: Clock, executor: Executor, query: Query, settings: StageSettings, budget_left: int
-) -> tuple[float, int, int, str, float | None, float] | None:
-    """(value, charged calls, honest calls, method, eps of the observation's weight, wall s)."""
+) -> tuple[float, int, int, str, float | None, float, Query] | None:
+    """(value, charged calls, honest calls, method, eps of the observation's weight, wall s,
+    the query to tell: for a resumable query, ``resume`` holds the refined state)."""
     if query.epsilon is None:
         # on hardware a classical learner samples the reward model, never the QPU (issue 11)
-        return clock.sample(query.arm, getattr(executor, "classical_source", executor)), 1, 1, "sample", None, 0.0
+        return clock.sample(query.arm, getattr(executor, "classical_source", executor)), 1, 1, "sample", None, 0.0, query
     oracle = clock.oracle(query.arm)
-    estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)
-    if estimator.expected_calls(eps_unit) > budget_left:
-        return None
-    estimate = estimator.estimate(oracle, executor)
+    if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)
+        if settings.estimator != "iae" or settings.mitigation is not None:
+            raise ValueError(f"resumable QMC needs estimator 'iae' without mitigation, got '{settings.estimator}'"
+                             + (" with mitigation" if settings.mitigation is not None else ""))
+        if expected_refine_calls(query.resume, eps_unit) > budget_left:
+            return None
+        estimate, state = refine_estimate(query.resume, oracle, executor, query.epsilon)
+        query = replace(query, resume=state)
+    else:
+        estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
+        if estimator.expected_calls(eps_unit) > budget_left:
+            return None
+        estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)
     weight_eps = query.epsilon if settings.weights == "requested" else max(estimate.half_width, 1e-12)
-    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps, estimate.wall_time
+    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps, estimate.wall_time, query
 
 
 def _record(

@@ -16,6 +16,7 @@ from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem, make_tv_problem
 from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.linear import linear
+from qbo.problems.squeezed import squeezed
 from qbo.problems.synthetic import synthetic
 
 _GAUSSIAN_ONLY = ("std", "qubits")
@@ -34,6 +35,10 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
     "michalewicz-gaussian": (
         lambda **o: michalewicz(noise="gaussian", **o), ("std", "num_arms", "dim", "seed", "qubits")),
     "michalewicz-bernoulli": (lambda **o: michalewicz(noise="bernoulli", **o), ("num_arms", "dim", "seed")),
+    "synthetic-bernoulli-centred": (
+        lambda **o: squeezed("centred", **o), ("spread", "seed", "num_arms", "lengthscale")),
+    "synthetic-bernoulli-top": (
+        lambda **o: squeezed("top", **o), ("spread", "seed", "num_arms", "lengthscale")),
     "tv-synthetic": (
         lambda **o: make_tv_problem("tv-synthetic", **o),
         ("kernel", "times", "grid_size", "lengthscale", "outputscale", "lam", "noise", "uniform_time",
