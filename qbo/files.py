@@ -2,6 +2,9 @@
 
 - ``write_bytes_atomic``: write a temporary file in the same folder, fsync it, rename it
   over the target and fsync the folder; readers see the old file or the new one, never half.
+  It replaces only a regular file, or creates a missing one in an existing folder (or in
+  folders it may create): never a device node, FIFO, socket, folder or symlink to one, and
+  never a path below a file (``check_writable``).
 - ``append_line``: one JSON object per line, written with a single ``write`` on an
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
   the next append starts a fresh line after it and ``read_lines`` skips it.
@@ -11,14 +14,17 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from qbo.errors import BadInput
+
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Replace ``path`` with ``data`` atomically (permissions as for a new file)."""
-    path = Path(path)
+    path = check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -34,6 +40,45 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_folder(path.parent)
+    return path
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """``path`` if an atomic write may replace or create it; one-line ``BadInput`` otherwise.
+
+    Allowed: an existing regular file (or a symlink to one, which is replaced by the file),
+    or a missing name whose nearest existing ancestor is a folder. Refused: the empty path,
+    folders, device nodes, FIFOs, sockets, and any path that runs through a file.
+    """
+    text = os.fspath(path)
+    if not text or not str(text).strip():
+        raise BadInput("output path is empty; expected a file name")
+    path = Path(text)
+    if path.name in ("", ".", "..") or str(text).endswith(os.sep):
+        raise BadInput(f"output path '{text}' names a folder; expected a file name")
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        raise BadInput(f"output path '{text}' runs through a file, not a folder") from None
+    except OSError as exc:
+        raise BadInput(f"cannot use output path '{text}': {exc.strerror}") from None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise BadInput(f"output path '{text}' is a folder; expected a file name")
+        if not stat.S_ISREG(mode):
+            raise BadInput(f"output path '{text}' is not a regular file (a device, FIFO or socket); refusing to replace it")
+        return path
+    ancestor = path.parent
+    while not ancestor.exists():
+        if ancestor.is_symlink():  # a dangling link: creating folders through it is a surprise
+            raise BadInput(f"output path '{text}' runs through a broken symlink '{ancestor}'")
+        if ancestor == ancestor.parent:
+            break
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise BadInput(f"output path '{text}' runs through '{ancestor}', which is a file, not a folder")
     return path
 
 

@@ -29,8 +29,9 @@ import numpy as np
 from qbo.algorithms import make_policy
 from qbo.execution import make_executor
 from qbo.execution.base import Executor
-from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_options
+from qbo.experiments.folder import claim_run_folder, config_hash, open_run_folder
 from qbo.files import write_text_atomic
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.summary import summarise, write_summary_csv
@@ -85,20 +86,23 @@ def run_experiment(
     settings, first = check_experiment(config)  # what can fail on bad input, before any file
     # the run folder holds the hardware job journal (jobs.jsonl) and execution settings
     executor = make_executor(config.target, seed=config.seed, run_dir=out)
-    _claim(out, config)
     records: list[dict[str, Any]] = []
+    lock = None
     try:
+        lock = claim_run_folder(out, config)  # atomic claim, or verify a resumed folder; exclusive lock
         for trial in range(config.trials):
             problem = first if trial == 0 else problem_for_trial(config, trial)
             for algorithm in config.algorithms:
                 unit = Unit(trial, algorithm)
                 lines = _run_unit(unit, problem, executor, config, settings, out, on_progress)
                 records.extend({"trial": trial, "algorithm": algorithm} | _public(line) for line in lines)
+        write_results(out, config, records)
     finally:
         close = getattr(executor, "close", None)  # ends an IBM batch or session
         if close is not None:
             close()
-    write_results(out, config, records)
+        if lock is not None:
+            lock.release()
     return records
 
 
@@ -130,10 +134,7 @@ def _mitigation(config: ExperimentConfig):
 
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
     """Continue a killed run from its folder."""
-    path = Path(run_dir) / "config.toml"
-    if not path.exists():
-        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
-    return run_experiment(load_config(path), run_dir, on_progress)
+    return run_experiment(open_run_folder(run_dir), run_dir, on_progress)
 
 
 def write_results(out: Path, config: ExperimentConfig, records: list[dict[str, Any]]) -> None:
@@ -144,20 +145,11 @@ def write_results(out: Path, config: ExperimentConfig, records: list[dict[str, A
     plot_regret(records, config, out / "regret.png")
 
 
-def _claim(out: Path, config: ExperimentConfig) -> None:
-    path = out / "config.toml"
-    if path.exists():
-        if load_config(path) != config:
-            raise ValueError(f"'{out}' holds a different experiment; use a fresh --out or --resume {out}")
-        return
-    write_text_atomic(path, config.to_toml())
-
-
 def _run_unit(
     unit: Unit, problem: Problem, executor: Executor, config: ExperimentConfig,
     settings: StageSettings, out: Path, on_progress: ProgressCallback | None,
 ) -> list[dict[str, Any]]:
-    journal = UnitJournal(out / "units" / f"{unit.key}.jsonl")
+    journal = UnitJournal(out / "units" / f"{unit.key}.jsonl", config_hash(config))
     lines, done = journal.read()
     if done:
         return lines
@@ -165,13 +157,16 @@ def _run_unit(
         unit.algorithm, problem, config.budget, config.algorithm_options.get(unit.algorithm, {})))
     executor.rng = np.random.default_rng(unit.seed(config.seed))
     at = _replay(policy, executor, lines)
-    for record in run_stages(problem, policy, executor, settings, at):
-        record["rng"] = executor.rng.bit_generator.state
-        journal.append(record)
-        lines.append(record)
-        if on_progress:
-            on_progress(unit.key, record["cum_calls"], config.budget)
-    journal.finish()
+    try:
+        for record in run_stages(problem, policy, executor, settings, at):
+            record["rng"] = executor.rng.bit_generator.state
+            journal.append(record)
+            lines.append(record)
+            if on_progress:
+                on_progress(unit.key, record["cum_calls"], config.budget)
+        journal.finish()
+    finally:
+        journal.close()  # group commit: what was buffered is written even on an error
     return lines
 
 
