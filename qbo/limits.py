@@ -25,6 +25,8 @@ STAGES_WITHOUT_YES = 10**7  # predicted stage records (trials x algorithms x bud
 # Circuits.
 POWER_MAX = 4096  # Grover power k of `circuits export` (the circuit holds k copies of Q)
 K_MAX_MAX = 1024  # largest Grover power of `calibrations depth --kmax` and of a k_max option
+EXPORT_MAX_OPS = 50_000  # predicted gates of an exported Q^k A (~0.5 ms each to decompose and write)
+DEPTH_MAX_OPS = 25_000  # predicted gates transpiled by `calibrations depth` over k = 0..kmax
 QASM_MAX_BYTES = 1_000_000  # an OpenQASM 3 oracle file
 QASM_MAX_QUBITS = 30  # any target; the exact and aer targets allow fewer, as memory allows (below)
 # Configs and names.
@@ -92,6 +94,30 @@ def check_power(value: Any, name: str = "power") -> int:
 
 def check_k_max(value: Any, name: str = "kmax") -> int:
     return check_int(value, name, 0, K_MAX_MAX, "K_MAX_MAX")
+
+
+def state_prep_ops(circuit: Any) -> int:
+    """Predicted basic gates of a state preparation A: 1 per gate on <= 2 qubits, 4 * 2^m for a
+    gate on m > 2 qubits (a dense state preparation decomposes into about that many)."""
+    return max(1, sum(1 if len(i.qubits) <= 2 else 4 * 2 ** len(i.qubits) for i in circuit.data))
+
+
+def check_export_work(circuit: Any, power: int) -> int:
+    """Refuse an export of Q^k A whose predicted size (2k+1) * ops(A) exceeds EXPORT_MAX_OPS."""
+    predicted = (2 * power + 1) * state_prep_ops(circuit)
+    if predicted > EXPORT_MAX_OPS:
+        raise TooMuchWork(f"Q^{power} A would have about {predicted:.3g} gates, more than {EXPORT_MAX_OPS} "
+                          f"(limit EXPORT_MAX_OPS); choose a smaller --power")
+    return predicted
+
+
+def check_depth_work(circuit: Any, k_max: int) -> int:
+    """Refuse a depth table whose predicted work (k_max+1)^2 * ops(A) exceeds DEPTH_MAX_OPS."""
+    predicted = (k_max + 1) ** 2 * state_prep_ops(circuit)
+    if predicted > DEPTH_MAX_OPS:
+        raise TooMuchWork(f"a depth table up to k={k_max} would transpile about {predicted:.3g} gates, more than "
+                          f"{DEPTH_MAX_OPS} (limit DEPTH_MAX_OPS); choose a smaller --kmax")
+    return predicted
 
 
 def available_memory() -> int:

@@ -47,8 +47,10 @@ def hardware_errors(func: F) -> F:
 
 def parse_device(backend: str) -> tuple[str, str]:
     """``ibm:NAME`` or ``fake:NAME`` -> (kind, name); one-line ValueError otherwise."""
+    from qbo.limits import NAME_MAX_CHARS
+
     kind, _, name = backend.partition(":")
-    if kind not in ("ibm", "fake") or not name:
+    if kind not in ("ibm", "fake") or not name or len(name) > NAME_MAX_CHARS or "/" in name:
         raise ValueError(f"--backend must be ibm:NAME (or fake:NAME for a local dry run), got '{backend}'")
     return kind, name
 
@@ -71,8 +73,12 @@ def submit(
     from qbo.experiments.config import load_config
     from qbo.experiments.runner import check_experiment
 
+    from qbo.limits import check_int, check_timeout
+
     kind, name = parse_device(backend)
     check_mode(mode)
+    check_timeout(timeout, "--timeout")
+    check_int(attempts, "--attempts", 1, 100)
     retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
     runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
@@ -199,7 +205,10 @@ def backends(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
 ) -> None:
     """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
+    from qbo.limits import check_timeout
     from qbo.noise.snapshot import list_snapshots
+
+    check_timeout(timeout, "--timeout")
     from qbo.execution.runtime import fake_backend_names
 
     typer.echo("exact")

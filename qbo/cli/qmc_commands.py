@@ -32,11 +32,19 @@ def estimate(
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
     from qbo.execution import make_executor
+    from qbo.limits import SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
 
+    check_epsilon(epsilon)
+    check_alpha(alpha)
+    if shots is not None:
+        check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     estimator = make_estimator(method, epsilon, alpha, shots)
     the_oracle = parse_oracle(oracle)
+    executor = make_executor(target, seed)
+    kind = target.partition(":")[0]
+    check_qubits(the_oracle.circuit.num_qubits, kind, grover=method != "mc")  # before any round runs
     if calibration_aware and method == "iae":
         from qbo.noise.depth import CalibrationAwareIAE
         from qbo.mitigation import snapshot_for_target
@@ -44,7 +52,7 @@ def estimate(
         snapshot = snapshot_for_target(target)
         if snapshot is not None:
             estimator = CalibrationAwareIAE(estimator, snapshot)
-    result = estimator.estimate(the_oracle, make_executor(target, seed))
+    result = estimator.estimate(the_oracle, executor)
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
@@ -74,10 +82,15 @@ def export(
     """Write Q^k A of an oracle (with its measurement) as OpenQASM 3."""
     from qiskit import qasm3
 
-    from qbo.files import write_text_atomic
+    from qbo.files import check_writable, write_text_atomic
     from qbo.grover import power_circuit
+    from qbo.limits import check_export_work, check_power
     from qbo.oracles import parse_oracle
 
-    circuit = power_circuit(parse_oracle(oracle), power).decompose(reps=3)
+    check_power(power)
+    check_writable(output)  # before any work: never a device, FIFO, folder or a path below a file
+    the_oracle = parse_oracle(oracle)
+    check_export_work(the_oracle.circuit, power)
+    circuit = power_circuit(the_oracle, power).decompose(reps=3)
     write_text_atomic(output, qasm3.dumps(circuit))
     typer.echo(f"wrote {output} (k={power}, {circuit.num_qubits} qubits, depth {circuit.depth()})")

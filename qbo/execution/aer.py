@@ -10,6 +10,7 @@ from qiskit import QuantumCircuit
 from qbo.noise.snapshot import Snapshot
 from qbo.execution.base import Counts, check_shots
 from qbo.execution.transpile import TranspileCache
+from qbo.limits import check_qubits
 
 
 class AerExecutor:
@@ -51,6 +52,7 @@ class AerExecutor:
         shots = check_shots(circuits, shots)
         out = []
         for circuit, n in zip(circuits, shots):
+            check_qubits(circuit.num_qubits, "aer")  # before the simulator allocates
             backend = self.backend_for(circuit.num_qubits)
             seed = int(self.rng.integers(2**31))
             result = backend.run(self.compiled(circuit), shots=n, seed_simulator=seed).result()

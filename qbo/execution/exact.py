@@ -17,6 +17,7 @@ from qiskit.quantum_info import Operator, Statevector
 
 from qbo.execution.base import Counts, check_shots
 from qbo.grover import cache_key
+from qbo.limits import check_qubits
 
 
 class ExactExecutor:
@@ -36,6 +37,7 @@ class ExactExecutor:
     def probabilities(self, circuit: QuantumCircuit) -> np.ndarray:
         """Exact distribution over the classical register (index = integer value of the bits)."""
         key = cache_key(circuit)
+        check_qubits(circuit.num_qubits, "exact", grover=key is not None and key[1] > 0)  # before allocating
         if key is None:
             return _statevector_probabilities(circuit)
         if key not in self._probs:

@@ -32,7 +32,7 @@ def make_executor(
         from qbo.execution.exact import ExactExecutor
 
         return ExactExecutor(seed)
-    if kind == "aer":
+    if kind == "aer" and (name or target == "aer"):  # "aer:" names nothing: refused below
         from qbo.noise.snapshot import load_snapshot
         from qbo.execution.aer import AerExecutor
 
