@@ -105,16 +105,16 @@ def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> Run
             return claimed
     if not folder.is_dir():
         raise BadInput(f"--out '{folder}' exists and is not a folder")
+    if not (folder / MARKER).exists() and any(p.name not in PRE_CLAIM for p in folder.iterdir()):
+        if (folder / "config.toml").exists() or (folder / "units").exists():
+            raise BadFile(f"'{folder}' holds config.toml or units/ but no {MARKER}: it is not a run folder of this qbo "
+                          "version (or its start was interrupted); start afresh with a new --out")
+        raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
+                                "choose a new or empty folder")
     lock = lock_run_folder(folder)
     try:
         if (folder / MARKER).exists():
             verify_run_folder(folder, config)
-        elif (folder / "config.toml").exists() or (folder / "units").exists():
-            raise BadFile(f"'{folder}' holds config.toml or units/ but no {MARKER}: it is not a run folder of this qbo "
-                          "version (or was tampered with); start afresh with a new --out")
-        elif any(p.name not in PRE_CLAIM for p in folder.iterdir()):
-            raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
-                                    "choose a new or empty folder")
         else:
             write_text_atomic(folder / "config.toml", config.to_toml())
             _write_marker(folder, config)
@@ -165,6 +165,9 @@ def _claim_fresh(folder: Path, config: ExperimentConfig) -> RunFolderLock | None
         raise BadInput(f"--out '{folder}' runs through a file, not a folder") from None
     staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{folder.name}.claim-"))
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700; a run folder is an ordinary folder
         write_text_atomic(staging / "config.toml", config.to_toml())
         _write_marker(staging, config)
         lock = lock_run_folder(staging)
