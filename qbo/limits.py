@@ -32,7 +32,8 @@ QASM_MAX_QUBITS = 30  # any target; the exact and aer targets allow fewer, as me
 # Configs and names.
 CONFIG_MAX_BYTES = 1_000_000
 CONFIG_MAX_DEPTH = 4  # nesting of tables/arrays in an experiment TOML (algorithm_options.NAME.key = depth 2)
-NAME_MAX_CHARS = 200  # calibration, backend and algorithm names
+NAME_MAX_CHARS = 200  # backend, problem and algorithm names
+PATH_MAX_CHARS = 1024  # a calibration given by name or path
 TIMEOUT_MAX_S = 7 * 24 * 3600.0
 MEMORY_SHARE = 0.5  # a simulation may plan to use at most this share of the memory available
 
@@ -78,11 +79,17 @@ def check_int(value: Any, name: str, low: int, high: int, limit: str = "") -> in
     return value
 
 
-def check_name(value: Any, name: str) -> str:
+def check_name(value: Any, name: str, path_ok: bool = False) -> str:
+    """A plain name of at most NAME_MAX_CHARS; with ``path_ok``, a name or a path of at most PATH_MAX_CHARS."""
     if not isinstance(value, str):
         raise BadInput(f"{name} must be a string, got {type(value).__name__}")
-    if len(value) > NAME_MAX_CHARS:
-        raise BadInput(f"{name} is {len(value)} characters long, more than {NAME_MAX_CHARS} (limit NAME_MAX_CHARS)")
+    cap, limit = (PATH_MAX_CHARS, "PATH_MAX_CHARS") if path_ok else (NAME_MAX_CHARS, "NAME_MAX_CHARS")
+    if len(value) > cap:
+        raise BadInput(f"{name} is {len(value)} characters long, more than {cap} (limit {limit})")
+    if path_ok:
+        if not value.strip() or "\0" in value:
+            raise BadInput(f"{name} must be a non-empty name or path, got {value[:60]!r}")
+        return value
     if not value or any(c in value for c in "/\\\0") or value in (".", ".."):
         raise BadInput(f"{name} must be a plain non-empty name without '/', got {value[:60]!r}")
     return value

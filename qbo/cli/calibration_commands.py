@@ -32,7 +32,7 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
     from qbo.limits import check_name
     from qbo.noise.snapshot import load_snapshot
 
-    s = load_snapshot(check_name(name, "calibration name"))
+    s = load_snapshot(check_name(name, "calibration name", path_ok=True))
     if as_json:
         typer.echo(json.dumps(s.to_json()))
         return

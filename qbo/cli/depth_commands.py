@@ -26,7 +26,7 @@ def calibrations_depth(
 
     check_k_max(kmax)
     check_fraction(fraction)
-    check_name(name, "calibration name")
+    check_name(name, "calibration name", path_ok=True)
     if epsilon is not None:
         check_epsilon(epsilon)
     snapshot, orc = load_snapshot(name), parse_oracle(oracle)

@@ -73,12 +73,11 @@ def submit(
     from qbo.experiments.config import load_config
     from qbo.experiments.runner import check_experiment
 
-    from qbo.limits import check_int, check_timeout
+    from qbo.limits import check_timeout
 
     kind, name = parse_device(backend)
     check_mode(mode)
     check_timeout(timeout, "--timeout")
-    check_int(attempts, "--attempts", 1, 100)
     retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
     runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
