@@ -163,14 +163,15 @@ def _claim_fresh(folder: Path, config: ExperimentConfig) -> RunFolderLock | None
         raise BadInput(f"--out '{folder}' runs through a file, not a folder") from None
     except NotADirectoryError:
         raise BadInput(f"--out '{folder}' runs through a file, not a folder") from None
+    _sweep_stale_claims(parent, folder.name)
     staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{folder.name}.claim-"))
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700; a run folder is an ordinary folder
+        lock = lock_run_folder(staging)  # first, so a concurrent sweep never removes it
         write_text_atomic(staging / "config.toml", config.to_toml())
         _write_marker(staging, config)
-        lock = lock_run_folder(staging)
         try:
             os.rename(staging, folder)  # atomic; fails if a folder with files appeared meanwhile
         except OSError:
@@ -183,6 +184,17 @@ def _claim_fresh(folder: Path, config: ExperimentConfig) -> RunFolderLock | None
     fsync_folder(parent)
     lock.folder = folder
     return lock
+
+
+def _sweep_stale_claims(parent: Path, name: str) -> None:
+    """Remove staging folders of claims killed before their rename (nobody holds their lock)."""
+    for stale in parent.glob(f".{name}.claim-*"):
+        try:
+            lock = lock_run_folder(stale)
+        except (RunFolderConflict, BadFile):
+            continue
+        shutil.rmtree(stale, ignore_errors=True)
+        lock.release()
 
 
 def _write_marker(folder: Path, config: ExperimentConfig) -> None:
