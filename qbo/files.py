@@ -7,7 +7,8 @@
   never a path below a file (``check_writable``).
 - ``append_line``: one JSON object per line, written with a single ``write`` on an
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
-  the next append starts a fresh line after it and ``read_lines`` skips it.
+  the next append cuts it off first, and ``read_lines`` skips it. Any other line that is
+  not a JSON object is damage: ``read_lines`` refuses it (``BadFile``, naming the line).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from qbo.errors import BadInput
+from qbo.errors import BadFile, BadInput
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
@@ -95,8 +96,8 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: start afresh
-            data = b"\n" + data
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: cut it off
+            os.ftruncate(fd, _whole_lines(fd, size))
         os.write(fd, data)
         if fsync:
             os.fsync(fd)
@@ -107,19 +108,41 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
 
 
 def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every whole JSON-object line of ``path``, in order; torn or garbled lines are skipped."""
+    """Every JSON-object line of ``path``, in order. A torn last line (no newline after it) is
+    skipped; any other line that is not a JSON object raises ``BadFile`` naming the line."""
     path = Path(path)
     if not path.exists():
         return []
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
     out = []
-    for chunk in path.read_bytes().split(b"\n"):
+    for n, chunk in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], 1):
+        if not chunk.strip():
+            continue
         try:
             entry = json.loads(chunk)
         except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
+            raise BadFile(f"'{path}' line {n} is not valid JSON (damaged, not a torn last line)") from None
+        if not isinstance(entry, dict):
+            raise BadFile(f"'{path}' line {n} is not a JSON object")
+        out.append(entry)
     return out
+
+
+def _whole_lines(fd: int, size: int) -> int:
+    """The length of the part of the file up to and including its last newline."""
+    block = 65536
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        chunk = os.pread(fd, end - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
 
 
 def fsync_folder(folder: Path) -> None:

@@ -75,14 +75,17 @@ def test_two_concurrent_resumes_one_proceeds_one_exits_2(reference, tmp_path):
     expected = _files(folder)
     cwd = tmp_path
     first = _cli(*ARGS, "--out", "R", cwd=cwd)
-    time.sleep(4.0)  # let it claim the folder and start on the units
+    deadline = time.monotonic() + 120
+    while not any((cwd / "R" / "units").glob("*.jsonl")) if (cwd / "R" / "units").exists() else True:
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.05)  # until it has claimed the folder and committed some stages
     first.send_signal(signal.SIGKILL)
     first.communicate()
     one = _cli("run", "--resume", "R", cwd=cwd)
     lock = cwd / "R" / ".lock"
     deadline = time.monotonic() + 60
     while str(one.pid) not in (lock.read_text() if lock.exists() else ""):
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline and one.poll() is None, one.communicate()
         time.sleep(0.05)
     two = _cli("run", "--resume", "R", cwd=cwd)
     _, err_two = two.communicate(timeout=120)

@@ -32,12 +32,13 @@ def estimate(
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
     from qbo.execution import make_executor
-    from qbo.limits import SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
+    from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
 
     check_epsilon(epsilon)
     check_alpha(alpha)
+    check_int(seed, "seed", 0, SEED_MAX, "SEED_MAX")
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     estimator = make_estimator(method, epsilon, alpha, shots)

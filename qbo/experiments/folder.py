@@ -35,6 +35,7 @@ from typing import Any
 
 from qbo.errors import BadFile, BadInput, RunFolderConflict
 from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.journal import UnitJournal
 from qbo.files import fsync_folder, write_text_atomic
 
 FORMAT = 1
@@ -111,6 +112,8 @@ def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> Run
                           "version (or its start was interrupted); start afresh with a new --out")
         raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
                                 "choose a new or empty folder")
+    if (folder / MARKER).exists():
+        verify_run_folder(folder, config)  # read-only first: a refusal leaves the folder untouched
     lock = lock_run_folder(folder)
     try:
         if (folder / MARKER).exists():
@@ -136,6 +139,10 @@ def open_run_folder(folder: str | os.PathLike) -> ExperimentConfig:
         raise BadInput(f"'{folder}' is not a qbo run folder: no config.toml")
     config = load_config(folder / "config.toml")
     verify_run_folder(folder, config)
+    if (folder / "units").exists() and not (folder / "units").is_dir():
+        raise BadFile(f"'{folder / 'units'}' is not a folder; the run folder is damaged")
+    for path in sorted((folder / "units").glob("*.jsonl")):  # read-only, so a refusal changes nothing
+        UnitJournal(path, config_hash(config)).check()
     return config
 
 

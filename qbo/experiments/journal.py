@@ -100,6 +100,16 @@ class UnitJournal:
             self._append({"journal": JOURNAL_FORMAT, "unit": self.unit, "config_sha256": self.config_sha256})
         return records, done
 
+    def check(self) -> bool:
+        """Verify the journal without changing it (a torn last line is allowed); returns done."""
+        data = self.path.read_bytes() if self.path.exists() else b""
+        whole = data.rfind(b"\n") + 1
+        seq, chain = self._seq, self._chain
+        try:
+            return self._verify(data[:whole].split(b"\n")[:-1])[1]
+        finally:
+            self._seq, self._chain = seq, chain
+
     def append(self, record: dict[str, Any]) -> None:
         """Buffer one stage record (commits if ``flush_every_s`` has passed)."""
         self._append(record)
