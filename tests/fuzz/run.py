@@ -65,9 +65,15 @@ class Outcome:
         return out
 
 
-def prepare_run(cache: Path) -> Path:
-    """A small finished run folder to copy for the run-folder cases (built once)."""
-    folder = cache / "finished"
+_FINISHED: list[Path] = []
+
+
+def prepare_run() -> Path:
+    """A small finished run folder to copy for the run-folder cases (built once per process)."""
+    if _FINISHED and (_FINISHED[0] / "stages.jsonl").exists():
+        return _FINISHED[0]
+    folder = Path(tempfile.mkdtemp(prefix="qbo-fuzz-run-")) / "finished"
+    _FINISHED[:] = [folder]
     if not (folder / "stages.jsonl").exists():
         from qbo.experiments.config import ExperimentConfig
         from qbo.experiments.runner import run_experiment
@@ -190,7 +196,7 @@ def run_cases(cases: list[Case], subprocess_mode: bool = False, jobs: int = 1, l
     base = Path(tempfile.mkdtemp(prefix="qbo-fuzz-"))
     saved = {k: os.environ.pop(k) for k in SECRET_VARIABLES if k in os.environ}
     try:
-        finished = prepare_run(base)
+        finished = prepare_run() if any(c.run is not None for c in cases) else base
         env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES} | {
             "PYTHONPATH": str(ROOT), "QBO_LOG_DIR": str(base / "logs")}
 
