@@ -31,7 +31,7 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
-    from qbo.execution import make_executor
+    from qbo.execution import make_executor, parse_target
     from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
@@ -41,19 +41,12 @@ def estimate(
     check_int(seed, "seed", 0, SEED_MAX, "SEED_MAX")
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
-    estimator = make_estimator(method, epsilon, alpha, shots)
+    parsed = parse_target(target)
     the_oracle = parse_oracle(oracle)
-    executor = make_executor(target, seed)
-    kind = target.partition(":")[0]
-    check_qubits(the_oracle.circuit.num_qubits, kind, grover=method != "mc")  # before any round runs
-    if calibration_aware and method == "iae":
-        from qbo.noise.depth import CalibrationAwareIAE
-        from qbo.mitigation import snapshot_for_target
-
-        snapshot = snapshot_for_target(target)
-        if snapshot is not None:
-            estimator = CalibrationAwareIAE(estimator, snapshot)
-    result = estimator.estimate(the_oracle, executor)
+    check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
+    snapshot = parsed.snapshot() if calibration_aware else None
+    estimator = make_estimator(method, epsilon, alpha, shots, snapshot=snapshot)
+    result = estimator.estimate(the_oracle, make_executor(parsed, seed))
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
