@@ -101,7 +101,7 @@ def damage(draw):
     return kind, draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6)), draw(st.integers(1, 255))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(1, 12), damage())
 def test_damaged_journals_are_refused_or_yield_a_prefix(tmp_path_factory, n, how):
     tmp_path = tmp_path_factory.mktemp("j")
