@@ -66,8 +66,17 @@ class _Done(BaseModel):
 
 def link(previous: str, entry: dict[str, Any]) -> str:
     """The chain value of ``entry`` (without its own ``chain``) after ``previous``."""
-    body = json.dumps(entry, separators=(",", ":"), sort_keys=True)
-    return hashlib.sha256((previous + body).encode()).hexdigest()[:16]
+    return _link(previous, _text(entry))
+
+
+def _text(entry: dict[str, Any]) -> str:
+    """The compact JSON of ``entry`` in its key order (json.loads keeps the order, and floats
+    round-trip exactly, so a line read back re-serialises to the same text)."""
+    return json.dumps(entry, separators=(",", ":"))
+
+
+def _link(previous: str, text: str) -> str:
+    return hashlib.sha256((previous + text).encode()).hexdigest()[:16]
 
 
 class UnitJournal:
@@ -141,9 +150,9 @@ class UnitJournal:
     close = commit
 
     def _append(self, entry: dict[str, Any]) -> None:
-        line = {"seq": self._seq} | entry
-        chain = link(self._chain, line)
-        self._buffer.append((json.dumps(line | {"chain": chain}, separators=(",", ":")) + "\n").encode())
+        text = _text({"seq": self._seq} | entry)
+        chain = _link(self._chain, text)
+        self._buffer.append(f'{text[:-1]},"chain":"{chain}"}}\n'.encode())  # one serialisation per record
         self._seq += 1
         self._chain = chain
 
