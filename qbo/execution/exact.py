@@ -37,10 +37,11 @@ class ExactExecutor:
     def probabilities(self, circuit: QuantumCircuit) -> np.ndarray:
         """Exact distribution over the classical register (index = integer value of the bits)."""
         key = cache_key(circuit)
-        check_qubits(circuit.num_qubits, "exact", grover=key is not None and key[1] > 0)  # before allocating
         if key is None:
+            check_qubits(circuit.num_qubits, "exact", grover=False)  # before allocating
             return _statevector_probabilities(circuit)
         if key not in self._probs:
+            check_qubits(circuit.num_qubits, "exact", grover=key[1] > 0)  # before allocating
             self._probs[key] = self._ladder_probabilities(circuit, *key)
         return self._probs[key]
 
