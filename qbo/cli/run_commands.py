@@ -48,6 +48,7 @@ def run(
     started = time.perf_counter()
     if resume is not None:
         cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
+        _no_device(cfg.target)
         with _progress(cfg) as report:
             records = resume_experiment(resume, report)
         folder = resume
@@ -61,6 +62,7 @@ def run(
         if lengthscale is not None:
             cfg = cfg.with_lengthscale(lengthscale)
         cfg = _time_varying_budget(cfg, budget is None and config is None)
+        _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         folder = out or fresh_folder()
         with _progress(cfg) as report:
@@ -100,6 +102,13 @@ def _time_varying_budget(cfg, budget_unset: bool):
     if budget_unset and is_tv_problem(cfg.problem) and not any(a.startswith("q-") for a in cfg.algorithms):
         return cfg.with_overrides(budget=DEFAULT_ROUNDS)
     return cfg
+
+
+def _no_device(target: str) -> None:
+    """Paid hardware goes through `qbo submit` (cost plan, caps, confirmation), never `qbo run`."""
+    if target.startswith("ibm:"):
+        raise ValueError(f"--target {target}: ibm: targets run with `qbo submit CONFIG --backend {target}` "
+                         "(cost plan, caps and confirmation), or `qbo jobs resume RUN_DIR`")
 
 
 def fresh_folder(prefix: str = "") -> Path:
