@@ -86,6 +86,7 @@ def submit(
     from qbo.execution import runtime
     from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
     from qbo.experiments.config import load_config
+    from qbo.experiments.folder import check_claimable
     from qbo.experiments.runner import check_experiment
     from qbo.limits import check_timeout
 
@@ -100,8 +101,7 @@ def submit(
     device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
-    if (folder / "config.toml").exists() and load_config(folder / "config.toml") != cfg:
-        raise ValueError(f"'{folder}' holds a different experiment; use a fresh --out or `qbo jobs resume {folder}`")
+    check_claimable(folder, cfg)  # a file, a foreign folder or another experiment's run folder: before the plan
     for line in plan_lines(cost_plan(cfg, device, plan_trials), cfg, mode, limits, device):
         typer.echo(line)
     if not yes and not _confirmed():

@@ -104,16 +104,7 @@ def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> Run
         claimed = _claim_fresh(folder, config)
         if claimed is not None:
             return claimed
-    if not folder.is_dir():
-        raise BadInput(f"--out '{folder}' exists and is not a folder")
-    if not (folder / MARKER).exists() and any(p.name not in PRE_CLAIM for p in folder.iterdir()):
-        if (folder / "config.toml").exists() or (folder / "units").exists():
-            raise BadFile(f"'{folder}' holds config.toml or units/ but no {MARKER}: it is not a run folder of this qbo "
-                          "version (or its start was interrupted); start afresh with a new --out")
-        raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
-                                "choose a new or empty folder")
-    if (folder / MARKER).exists():
-        verify_run_folder(folder, config)  # read-only first: a refusal leaves the folder untouched
+    check_claimable(folder, config)  # read-only first: a refusal leaves the folder untouched
     lock = lock_run_folder(folder)
     try:
         if (folder / MARKER).exists():
@@ -125,6 +116,30 @@ def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> Run
         lock.release()
         raise
     return lock
+
+
+def check_claimable(folder: str | os.PathLike, config: ExperimentConfig) -> None:
+    """Refuse, without writing anything, a folder that ``claim_run_folder`` would refuse:
+    a file, a path below a file, a non-empty folder that is not a run folder, or a run folder
+    of another experiment (or with an edited config.toml)."""
+    folder = Path(folder)
+    if not folder.exists() and not folder.is_symlink():
+        ancestor = folder.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise BadInput(f"--out '{folder}' runs through a file, not a folder")
+        return
+    if not folder.is_dir():
+        raise BadInput(f"--out '{folder}' exists and is not a folder")
+    if (folder / MARKER).exists():
+        verify_run_folder(folder, config)
+    elif any(p.name not in PRE_CLAIM for p in folder.iterdir()):
+        if (folder / "config.toml").exists() or (folder / "units").exists():
+            raise BadFile(f"'{folder}' holds config.toml or units/ but no {MARKER}: it is not a run folder of this qbo "
+                          "version (or its start was interrupted); start afresh with a new --out")
+        raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
+                                "choose a new or empty folder")
 
 
 def open_run_folder(folder: str | os.PathLike) -> ExperimentConfig:
