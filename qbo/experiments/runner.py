@@ -3,6 +3,8 @@
 Output folder::
 
     config.toml      the resolved configuration
+    run.json         sha256 of config.toml (qbo.experiments.folder: claim, verify, lock)
+    .lock            flock'd while a process works here; holds the holder's pid and host
     units/*.jsonl    one journal per unit (see qbo.experiments.journal); resume reads these
     stages.jsonl     one line per stage: trial, algorithm, stage, arm, eps, method,
                      oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret,
