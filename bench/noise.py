@@ -58,6 +58,7 @@ from scipy.stats import chi2  # noqa: E402
 from qbo.execution.base import Counts, check_shots  # noqa: E402
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit  # noqa: E402
 from qbo.mitigation import make_mitigation  # noqa: E402
+from qbo.qmc.capped import CalibrationAwareIAE  # noqa: E402
 from qbo.noise import Snapshot, load_snapshot  # noqa: E402
 from qbo.noise.aer_model import snapshot_target  # noqa: E402
 from qbo.noise.blocks import SCALE_KEY, CompiledBlocks, TranspileCache, power_word  # noqa: E402
@@ -346,6 +347,8 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
     rows.append(("iae", "B2", budgets["B2"], f"eps={e2:.4f}", run_cell(iae(e2), oracles, model, replicates, seed + 2)))
     e1 = eps_for_budget(iae_zr, budgets["B1"])
     rows.append(("iae+zne+rem", "B1", budgets["B1"], f"eps={e1:.4f}", run_cell(iae_zr(e1), oracles, model, replicates, seed + 3)))
+    capped = CalibrationAwareIAE(iae(eps), snapshot)  # depth cap + every round padded by its predicted bias
+    rows.append(("iae+pad", "own", float("nan"), f"eps={eps}", run_cell(capped, oracles, model, replicates, seed + 5)))
     if mlae_available():
         for label in ("B1", "B2"):
             est = make_estimator("mlae", eps, alpha)

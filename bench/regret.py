@@ -1,8 +1,8 @@
 """Regret benchmark: Q-GP-UCB vs GP-UCB (and the linear bandits) under honest accounting.
 
 Sections (pick with --section, default all):
-  problems   synthetic-bernoulli, synthetic-gaussian (std 0.3, 0.4), automl-svm with all four
-             algorithms: final cumulative regret mean +- stderr and wall time.
+  problems   synthetic-bernoulli, synthetic-gaussian (std 0.3, 0.4), automl-svm with the four
+             GP/linear algorithms and thompson, kl-ucb, gp-ts: final cumulative regret mean +- stderr and wall time.
   ablation   T = 10,000: q-gp-ucb and gp-ucb under honest and reference accounting, plus one
              row per defect of the authors' code, each applied alone and all together
              (bench-local variants; the library keeps none of these bugs):
@@ -16,12 +16,21 @@ Sections (pick with --section, default all):
              weights from the achieved half-width instead of the requested eps.
   sweep      T in {1e4, 1e5, 1e6} x gap between the two best arms in {0.1, 0.03, 0.01}:
              where does q-gp-ucb beat gp-ucb under honest accounting?
-  frontier   T in {1e4, 1e5, 1e6} x every mean squeezed into [1 - spread, 1]: all gaps shrink
-             together, which is where QMC's 1/eps beats sampling's 1/eps^2.
+  frontier   every quantum policy vs every classical one, each with its fair settings (printed),
+             on the squeezed problems: means in a band of width spread, placed near 1
+             (synthetic-bernoulli-top) or centred at 0.5 (synthetic-bernoulli-centred), over
+             --placements x --spreads x --budgets; mean, s.e. and median of the final regret,
+             and best quantum / best classical (the full grid: see frontier_command()).
   timing     the default `qbo run` vs the same experiment on qiskit-algorithms IAE with the
              Aer sampler (how the reference code runs it), both honest.
 
     python bench/regret.py [--section ablation] [--trials 10] [--workers 2]
+
+Every learner's settings come from ``qbo.experiments.defaults.policy_options`` applied to the
+problem *actually run* (the transformed one, for the gap sweep): GP-UCB's and GP-TS's noise
+variance is that problem's declared bound (``qbo.problems.noise``). Before this, the bench
+built them from the untransformed problem, so GP-UCB kept lambda = 0.25 on arms squeezed
+into [0.99, 1] (true bound 0.0099); the 7.2x frontier claim came from that.
 """
 
 from __future__ import annotations
@@ -61,7 +70,6 @@ class Case:
     gap: float | None = None
     options: tuple = ()
     weights: str = "requested"
-    spread: float | None = None
 
 
 class _EpsPower:
@@ -83,8 +91,6 @@ def build_problem(case: Case) -> Problem:
     problem = make_problem(case.problem, **options)
     if case.gap is not None:
         problem = with_gap(problem, case.gap)
-    if case.spread is not None:
-        problem = with_spread(problem, case.spread)
     if case.no_noise:
         problem = noiseless(problem)
     return problem
@@ -100,16 +106,6 @@ def with_gap(problem: Problem, gap: float) -> Problem:
     return Problem.from_oracles(f"{problem.name}-gap{gap}", problem.arms, [bernoulli(float(v)) for v in f])
 
 
-def with_spread(problem: Problem, spread: float) -> Problem:
-    """Bernoulli arms with every mean squeezed into [1 - spread, 1]: f' = 1 - spread (1 - f).
-
-    All gaps shrink by the factor ``spread``; classical sampling needs ~1/gap^2 samples per
-    arm to rule it out, QMC ~1/gap calls.
-    """
-    f = 1.0 - spread * (1.0 - np.array(problem.means, dtype=float))
-    return Problem.from_oracles(f"{problem.name}-spread{spread}", problem.arms, [bernoulli(float(v)) for v in f])
-
-
 def noiseless(problem: Problem) -> Problem:
     """Ablation only: each arm's reward is deterministic at its mean, encoded on [0, 1].
 
@@ -123,8 +119,7 @@ def noiseless(problem: Problem) -> Problem:
 
 def run_case(case: Case) -> dict:
     problem = build_problem(case)
-    base = make_problem(case.problem, **({"seed": case.trial} | dict(case.problem_options)))
-    opts = policy_options(case.algorithm, base, case.budget, dict(case.options))
+    opts = policy_options(case.algorithm, problem, case.budget, dict(case.options))
     policy = make_policy(case.algorithm, problem.arms, **opts)
     if case.eps_power != 2.0 and policy.quantum:
         policy = _EpsPower(policy, case.eps_power)
@@ -135,7 +130,8 @@ def run_case(case: Case) -> dict:
     last = None
     for last in run_stages(problem, policy, executor, settings):
         pass
-    return {"case": case, "regret": last["cum_regret"], "stages": last["stage"], "wall": time.perf_counter() - start}
+    return {"case": case, "regret": last["cum_regret"], "stages": last["stage"], "wall": time.perf_counter() - start,
+            "calls": last["cum_calls"]}
 
 
 def run_cases(cases: list[Case], workers: int) -> list[dict]:
@@ -146,15 +142,17 @@ def run_cases(cases: list[Case], workers: int) -> list[dict]:
 
 
 def report(label: str, results: list[dict]) -> tuple[float, float]:
-    mean, se = mean_stderr([r["regret"] for r in results])
+    regrets = [r["regret"] for r in results]
+    mean, se = mean_stderr(regrets)
     wall = sum(r["wall"] for r in results)
     stages = np.mean([r["stages"] for r in results])
-    print(f"| {label:70s} | {mean:10.1f} ± {se:7.1f} | {stages:8.1f} | {wall:7.1f} |", flush=True)
+    print(f"| {label:70s} | {mean:10.1f} ± {se:7.1f} | {np.median(regrets):9.1f} | {stages:8.1f} | {wall:7.1f} |", flush=True)
     return mean, se
 
 
 def header(title: str) -> None:
-    print(f"\n{title}\n| {'case':70s} | final regret (mean ± se) | stages   | wall s  |\n|{'-' * 72}|{'-' * 26}|{'-' * 10}|{'-' * 9}|")
+    print(f"\n{title}\n| {'case':70s} | final regret (mean ± se) | median    | stages   | wall s  |\n"
+          f"|{'-' * 72}|{'-' * 26}|{'-' * 11}|{'-' * 10}|{'-' * 9}|")
 
 
 def grouped(cases: list[Case], workers: int):
@@ -175,7 +173,7 @@ PROBLEMS = [
 
 def section_problems(args) -> None:
     header("All four algorithms, honest accounting, T = %d, %d trials" % (args.budget, args.trials))
-    cases = [Case(p, a, args.budget, t, o) for p, o in PROBLEMS for a in ("q-gp-ucb", "gp-ucb", "q-linucb", "linucb") for t in range(args.trials)]
+    cases = [Case(p, a, args.budget, t, o) for p, o in PROBLEMS for a in ("q-gp-ucb", "gp-ucb", "q-linucb", "linucb", "thompson", "kl-ucb", "gp-ts") for t in range(args.trials)]
     for key, rs in grouped(cases, args.workers).items():
         report(f"{key.problem}{dict(key.problem_options) or ''} {key.algorithm}", rs)
 
@@ -232,11 +230,12 @@ def section_options(args) -> None:
             report(f"{p}{dict(o) or ''} {name}", groups[replace(Case(p, 'q-gp-ucb', args.budget, 0, o), **c)])
 
 
-VARIANTS = [("q-gp-ucb", ()), ("q-gp-ucb", (("beta", math.sqrt(2.0)),)), ("gp-ucb", ())]
+VARIANTS = [("q-gp-ucb", ()), ("q-gp-ucb", (("beta", math.sqrt(2.0)),)), ("gp-ucb", ()), ("thompson", ()),
+            ("kl-ucb", ()), ("gp-ts", ())]
 
 
 def grid_section(args, field: str, values: list[float]) -> None:
-    """q-gp-ucb (two betas) vs gp-ucb over budgets x a problem transform (gap or spread)."""
+    """q-gp-ucb (two betas) vs the classical learners over budgets x a problem transform (gap)."""
     budgets = [int(float(b)) for b in args.budgets.split(",")]
     cases = [
         Case("synthetic-bernoulli", a, T, t, options=o, **{field: v})
@@ -251,9 +250,10 @@ def grid_section(args, field: str, values: list[float]) -> None:
                 label = a + (" beta sqrt2" if o else "")
                 key = Case("synthetic-bernoulli", a, T, 0, options=o, **{field: v})
                 rows[label] = report(f"T={T:<8d} {field}={v:<5} {label}", groups[key])
-            ratio = min(rows["q-gp-ucb"][0], rows["q-gp-ucb beta sqrt2"][0]) / max(rows["gp-ucb"][0], 1e-9)
-            text = f"  -> {'q-gp-ucb wins' if ratio < 1 else 'gp-ucb wins'} (best q-gp-ucb / gp-ucb = {ratio:.2f})"
-            print(f"| {text:70s} | {'':24s} | {'':8s} | {'':7s} |")
+            best_classical = min(v[0] for k, v in rows.items() if not k.startswith("q-"))
+            ratio = min(rows["q-gp-ucb"][0], rows["q-gp-ucb beta sqrt2"][0]) / max(best_classical, 1e-9)
+            text = f"  -> {'q-gp-ucb wins' if ratio < 1 else 'classical wins'} (best q-gp-ucb / best classical = {ratio:.2f})"
+            print(f"| {text:70s} | {'':24s} | {'':9s} | {'':8s} | {'':7s} |")
 
 
 def section_sweep(args) -> None:
@@ -261,9 +261,76 @@ def section_sweep(args) -> None:
     grid_section(args, "gap", [float(g) for g in args.gaps.split(",")])
 
 
+QUANTUM = [
+    ("q-gp-ucb", (("beta", math.sqrt(2.0)),)),
+    ("q-gp-ucb", (("beta", math.sqrt(2.0)), ("resume", True))),
+    ("q-ucb-halve", ()),
+    ("q-se", ()),
+]
+CLASSICAL = [("gp-ucb", ()), ("thompson", ()), ("kl-ucb", ()), ("gp-ts", ())]
+PLACEMENT_PROBLEMS = {"centred": "synthetic-bernoulli-centred", "top": "synthetic-bernoulli-top"}
+
+
+def _label(algorithm: str, options: tuple) -> str:
+    return algorithm + "".join(f" {k}={v:.3g}" if isinstance(v, float) else f" {k}={v}" for k, v in options)
+
+
+def parse_variant(text: str) -> tuple[str, tuple]:
+    """'q-gp-ucb:beta=1.414,resume=true,delta=2e-6' -> ("q-gp-ucb", (("beta", 1.414), ...))."""
+    name, _, rest = text.partition(":")
+    options = []
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        parsed: object = {"true": True, "false": False}.get(value.lower(), value)
+        if isinstance(parsed, str):
+            try:
+                parsed = float(value) if any(c in value for c in ".e") else int(value)
+            except ValueError:
+                pass
+        options.append((key, parsed))
+    return name, tuple(options)
+
+
+def frontier_command() -> str:
+    """The full frontier grid of issue 10 (hours on one core; use the device's 16 workers)."""
+    return ("python bench/regret.py --section frontier --placements centred,top "
+            "--spreads 1,0.1,0.03,0.01,0.003 --budgets 1e4,1e5,1e6 --trials 10 --workers 16")
+
+
 def section_frontier(args) -> None:
-    header("Frontier: synthetic-bernoulli with every mean squeezed into [1 - spread, 1], honest accounting")
-    grid_section(args, "spread", [float(v) for v in args.spreads.split(",")])
+    """Every quantum policy vs every classical one on the squeezed problems (module docstring)."""
+    learners = [(a, o) for a, o in QUANTUM + CLASSICAL if args.algorithms is None or a in args.algorithms.split(",")]
+    learners += [parse_variant(v) for v in args.variant]
+    budgets = [int(float(b)) for b in args.budgets.split(",")]
+    spreads = [float(v) for v in args.spreads.split(",")]
+    placements = args.placements.split(",")
+    header(f"Frontier: squeezed synthetic Bernoulli, honest accounting, {args.trials} trials (problem seed = trial)")
+    cases = [
+        Case(PLACEMENT_PROBLEMS[pl], a, T, t, (("spread", v),), options=o)
+        for T in sorted(budgets, reverse=True) for pl in placements for v in spreads
+        for a, o in learners for t in range(args.trials)
+    ]
+    for pl in placements:  # every learner's settings, as the bench gives them (trial 0's problem)
+        for v in spreads:
+            problem = make_problem(PLACEMENT_PROBLEMS[pl], spread=v, seed=0)
+            for a, o in learners:
+                print(f"  settings {pl} spread={v} {_label(a, o)}: {policy_options(a, problem, max(budgets), dict(o))}")
+    groups = grouped(cases, args.workers)
+    for T in budgets:
+        for pl in placements:
+            for v in spreads:
+                rows = {}
+                for a, o in learners:
+                    key = Case(PLACEMENT_PROBLEMS[pl], a, T, 0, (("spread", v),), options=o)
+                    rows[(a, o)] = report(f"T={T:<8d} {pl:7s} spread={v:<6g} {_label(a, o)}", groups[key])
+                quantum = [v for (a, _), v in rows.items() if a.startswith("q-")]  # qbo's naming
+                classical = [v for (a, _), v in rows.items() if not a.startswith("q-")]
+                if quantum and classical:
+                    (qm, qs), (cm, cs) = min(quantum), min(classical)
+                    overlap = "overlap" if abs(qm - cm) <= qs + cs else "no overlap"
+                    text = f"  -> best quantum / best classical = {qm / max(cm, 1e-9):.2f} (s.e. {overlap})"
+                    print(f"| {text:70s} | {'':24s} | {'':9s} | {'':8s} | {'':7s} |")
+    print(f"\nfull grid: {frontier_command()}")
 
 
 def main() -> None:
@@ -274,7 +341,11 @@ def main() -> None:
     parser.add_argument("--budgets", default="1e4,1e5,1e6")
     parser.add_argument("--gaps", default="0.1,0.03,0.01")
     parser.add_argument("--sweep-trials", type=int, default=5)
-    parser.add_argument("--spreads", default="1.0,0.1,0.03,0.01")
+    parser.add_argument("--spreads", default="1,0.1,0.03,0.01,0.003")
+    parser.add_argument("--placements", default="centred,top")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="frontier: an extra learner NAME:key=value,... (repeatable)")
+    parser.add_argument("--algorithms", default=None, help="frontier: only these policy names (comma-separated)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     sections = {"problems": section_problems, "ablation": section_ablation, "options": section_options, "sweep": section_sweep, "frontier": section_frontier, "timing": section_timing}

@@ -285,7 +285,7 @@ def test_determinism_and_replay(name: str) -> None:
         ("q-linucb", {"radius": "eq99", "m_bar": 3}, "eq99"),
         ("linucb", {"L": 0.01}, "0.01"),
         ("linucb", {"R": float("nan")}, "nan"),
-        ("thompson", {}, "thompson"),
+        ("no-such-policy", {}, "no-such-policy"),
     ],
 )
 def test_bad_config_raises(name: str, kw: dict, bad: str) -> None:

@@ -208,6 +208,7 @@ def test_registry_builds_every_problem_and_roundtrips_options():
     assert PROBLEMS == (
         "synthetic-bernoulli", "synthetic-gaussian", "automl-svm", "linear",
         "berkenkamp-gaussian", "berkenkamp-bernoulli", "michalewicz-gaussian", "michalewicz-bernoulli",
+        "synthetic-bernoulli-centred", "synthetic-bernoulli-top",
     )
     for name in PROBLEMS:
         p = make_problem(name)

@@ -32,12 +32,15 @@ class Query:
 
     ``arm``: index into the arms array.  ``epsilon``: target QMC half-width in reward units, or
     None for one classical sample.  ``alpha``: QMC failure probability for this stage (None for
-    classical queries).
+    classical queries).  ``resume``: for resumable policies, the arm's
+    ``qbo.qmc.resumable.ResumableState``; the stage loop refines it to ``epsilon`` and tells
+    the policy the query with ``resume`` replaced by the refined state (None: a fresh QMC).
     """
 
     arm: int
     epsilon: float | None
     alpha: float | None
+    resume: Any = None
 
 
 @runtime_checkable

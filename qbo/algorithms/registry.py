@@ -8,16 +8,27 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase
-from qbo.algorithms.gp_ucb import GPUCB, QGPUCB, GPUCBConfig, QGPUCBConfig
+from qbo.algorithms.gp_ts import GPTS, GPTSConfig
+from qbo.algorithms.gp_ucb import GPUCB, GPUCBConfig
+from qbo.algorithms.kl_ucb import KLUCB, KLUCBConfig
 from qbo.algorithms.linucb import LinUCB, LinUCBConfig, QLinUCB, QLinUCBConfig
+from qbo.algorithms.q_gp_ucb_resume import QGPUCBResumable, QGPUCBResumableConfig
+from qbo.algorithms.q_se import QSE, QSEConfig
+from qbo.algorithms.q_ucb_halve import QUCBHalve, QUCBHalveConfig
+from qbo.algorithms.thompson import Thompson, ThompsonConfig
 
 __all__ = ["POLICIES", "POLICY_NAMES", "make_policy", "restore_policy"]
 
 POLICIES: dict[str, tuple[type, type]] = {
-    "q-gp-ucb": (QGPUCB, QGPUCBConfig),
+    "q-gp-ucb": (QGPUCBResumable, QGPUCBResumableConfig),  # resume=false: exactly QGPUCB
     "gp-ucb": (GPUCB, GPUCBConfig),
     "q-linucb": (QLinUCB, QLinUCBConfig),
     "linucb": (LinUCB, LinUCBConfig),
+    "q-ucb-halve": (QUCBHalve, QUCBHalveConfig),
+    "q-se": (QSE, QSEConfig),
+    "thompson": (Thompson, ThompsonConfig),
+    "kl-ucb": (KLUCB, KLUCBConfig),
+    "gp-ts": (GPTS, GPTSConfig),
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
 

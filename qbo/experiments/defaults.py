@@ -5,8 +5,11 @@
   the best of {1 + ln t, sqrt(2), 1} found by the authors on this problem.
 - automl-svm: length scale 0.2 for Q-GP-UCB and 1.0 for GP-UCB (the authors' grid search),
   output scale 0.5 (App. J's sigma_0^2), GP-UCB multiplier 1 (their best).
-- Classical GP-UCB's noise variance lambda is the reward's variance bound: 1/4 for Bernoulli
-  rewards, std^2 for Gaussian ones. Q-GP-UCB gets the budget T (for lambda = 1 + 2/T and
+- Classical GP-UCB's (and GP-TS's) noise variance lambda is the variance bound of the problem
+  actually run (``qbo.problems.noise``): max a(1 - a) over the arms' mean range for Bernoulli
+  rewards (1/4 only when that range contains 1/2), std^2 for Gaussian ones. Thompson
+  sampling uses the Beta model for Bernoulli rewards and the known-variance Gaussian model
+  (std^2) for Gaussian ones; KL-UCB and Thompson read rewards in the problem's window. Q-GP-UCB gets the budget T (for lambda = 1 + 2/T and
   m_bar) and the Lemma 1 noise case ('variance' for Gaussian rewards).
 User options in the config override all of these.
 """
@@ -17,6 +20,7 @@ import math
 from typing import Any
 
 from qbo.problems.base import Problem
+from qbo.problems.noise import noise_variance_bound
 
 GP_POLICIES = ("q-gp-ucb", "gp-ucb")
 
@@ -28,10 +32,19 @@ def policy_options(algorithm: str, problem: Problem, budget: int, user: dict[str
     std = float(problem.options.get("std", 0.4 if problem.name.startswith("synthetic") else 0.1))
     if algorithm in GP_POLICIES:
         opts.update(_gp_defaults(algorithm, problem.name))
-    if algorithm == "gp-ucb":
-        opts["noise"] = std**2 if gaussian else 0.25
-    if algorithm in ("q-gp-ucb", "q-linucb"):
+    if algorithm == "gp-ts":
+        opts.update({k: v for k, v in _gp_defaults("gp-ucb", problem.name).items() if k != "beta"})
+    if algorithm in ("gp-ucb", "gp-ts"):  # the variance bound of the problem actually run
+        opts["noise"] = std**2 if gaussian else noise_variance_bound(problem)
+    if algorithm == "thompson" and gaussian:
+        opts.update({"prior": "gaussian", "noise": std**2})
+    window = problem.shared_window or (0.0, 1.0)
+    if algorithm in ("thompson", "kl-ucb"):
+        opts.update({"low": window[0], "high": window[1]})
+    if algorithm in ("q-gp-ucb", "q-linucb", "q-ucb-halve", "q-se"):
         opts["budget"] = budget
+    if algorithm in ("q-ucb-halve", "q-se"):
+        opts["reward_range"] = window[1] - window[0]
     if algorithm == "q-gp-ucb" and gaussian:
         opts["noise_case"] = "variance"
     return opts | dict(user)

@@ -42,7 +42,8 @@ def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: s
 
 
 def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, title: str) -> None:
-    """Draw mean +- stderr bands, one per algorithm, and write the PNG atomically."""
+    """Draw mean +- stderr bands, one per algorithm, and write the PNG atomically; the y-axis
+    is logarithmic when the final means span a decade or more."""
     import io
 
     import matplotlib
@@ -54,10 +55,13 @@ def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, titl
     for alg, (x, mean, se) in curves.items():
         ax.plot(x, mean, label=alg)
         ax.fill_between(x, mean - se, mean + se, alpha=0.25)
+    finals = [float(mean[-1]) for _, mean, _ in curves.values() if len(mean) and mean[-1] > 0]
+    if len(finals) > 1 and max(finals) >= 10 * min(finals):  # curves span a decade or more
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend()
+    ax.legend(title="mean; band: ± one standard error", title_fontsize="small")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     buffer = io.BytesIO()

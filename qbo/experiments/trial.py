@@ -17,6 +17,13 @@ interval QMC actually returned, which is valid for the same failure probability 
 narrower (IAE's last round rarely lands exactly on eps). It breaks the doubling identity of
 App. D, so the theory beta no longer follows from it; measured in bench/regret.py.
 
+Resumable queries (``Query.resume`` set: q-ucb-halve, q-se, q-gp-ucb with resume): the stage
+continues the arm's ``qbo.qmc.resumable.ResumableState`` to eps_s instead of starting a new
+QMC; the line-5 prediction is that refinement's own cost model, only the new shots are
+charged (2k + 1 each), the policy is told the query with ``resume`` replaced by the refined
+state, and the stage record carries it as ``"qmc"`` (JSON). Needs estimator 'iae' and no
+mitigation.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their
@@ -26,7 +33,7 @@ stopping point.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
@@ -35,6 +42,7 @@ from qbo.experiments.accounting import charged_calls
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
+from qbo.qmc.resumable import expected_refine_calls, refine_estimate
 from qbo.sampling import classical_samples
 
 
@@ -72,10 +80,11 @@ def run_stages(
         outcome = _measure(problem, executor, query, settings, budget_left=settings.budget - at.calls)
         if outcome is None:  # line 5: the predicted cost does not fit in the budget
             break
-        value, charged, honest, method, weight_eps = outcome
+        value, charged, honest, method, weight_eps, told = outcome
         charged = min(charged, settings.budget - at.calls)
-        policy.tell(query, value, epsilon=weight_eps)
-        yield _record(problem, at, query.arm, query.epsilon, method, charged, honest, value) | {"weight_eps": weight_eps}
+        policy.tell(told, value, epsilon=weight_eps)
+        extra = {} if told.resume is None else {"qmc": told.resume.to_json()}
+        yield _record(problem, at, query.arm, query.epsilon, method, charged, honest, value) | {"weight_eps": weight_eps} | extra
     if settings.leftover == "recommend" and at.calls < settings.budget:
         arm = int(policy.recommend())
         left = settings.budget - at.calls
@@ -84,21 +93,31 @@ def run_stages(
 
 def _measure(
     problem: Problem, executor: Executor, query: Query, settings: StageSettings, budget_left: int
-) -> tuple[float, int, int, str, float | None] | None:
-    """(value, charged calls, honest calls, method, eps of the observation's weight)."""
+) -> tuple[float, int, int, str, float | None, Query] | None:
+    """(value, charged calls, honest calls, method, eps of the observation's weight, the
+    query to tell: for a resumable query, ``resume`` holds the refined state)."""
     oracle = problem.oracle(query.arm)
     if query.epsilon is None:
         # on hardware a classical learner samples the reward model, never the QPU (issue 11)
         (sample,) = classical_samples(getattr(executor, "classical_source", executor), oracle, 1)
-        return float(sample), 1, 1, "sample", None
-    estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
+        return float(sample), 1, 1, "sample", None, query
     eps_unit = unit_epsilon(oracle, query.epsilon)
-    if estimator.expected_calls(eps_unit) > budget_left:
-        return None
-    estimate = estimator.estimate(oracle, executor)
+    if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)
+        if settings.estimator != "iae" or settings.mitigation is not None:
+            raise ValueError(f"resumable QMC needs estimator 'iae' without mitigation, got '{settings.estimator}'"
+                             + (" with mitigation" if settings.mitigation is not None else ""))
+        if expected_refine_calls(query.resume, eps_unit) > budget_left:
+            return None
+        estimate, state = refine_estimate(query.resume, oracle, executor, query.epsilon)
+        query = replace(query, resume=state)
+    else:
+        estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
+        if estimator.expected_calls(eps_unit) > budget_left:
+            return None
+        estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)
     weight_eps = query.epsilon if settings.weights == "requested" else max(estimate.half_width, 1e-12)
-    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps
+    return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps, query
 
 
 def _record(

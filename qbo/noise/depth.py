@@ -106,19 +106,7 @@ def circuit_noise(snapshot: Snapshot, compiled: QuantumCircuit, idle: bool = Tru
             continue
         cone.update(qs)
         kept.append((name, qs))
-    clock: dict[int, float] = {}
-    busy: dict[int, float] = {}
-    log_c, two_q = 0.0, 0
-    for name, qs in reversed(kept):
-        cal = gates.get((name, qs))
-        duration = (cal.duration or 0.0) if cal else 0.0
-        error = (cal.error or 0.0) if cal else 0.0
-        log_c += math.log(max(_gate_lambda(snapshot, qs, error, duration), 1e-300))
-        start = max(clock.get(q, 0.0) for q in qs)
-        for q in qs:
-            clock[q] = start + duration
-            busy[q] = busy.get(q, 0.0) + duration
-        two_q += len(qs) == 2
+    log_c, clock, busy, two_q = _walk(snapshot, gates, reversed(kept))
     total = max(clock.values(), default=0.0)
     if idle:
         for q in cone:
@@ -202,18 +190,13 @@ class BlockNoise:
     depth: int
 
 
-def block_noise(snapshot: Snapshot, compiled: QuantumCircuit) -> BlockNoise:
-    """log contrast (sum of log lambda_g over every gate), critical-path duration, per-qubit
-    busy time, two-qubit gates and depth of one compiled block."""
-    gates = {(g.gate, g.qubits): g for g in snapshot.gates}
+def _walk(snapshot: Snapshot, gates: dict, ops) -> tuple[float, dict[int, float], dict[int, float], int]:
+    """(sum of log lambda_g, per-qubit finish clock, per-qubit busy time, two-qubit gates) of
+    the gates ``ops`` = (name, physical qubits), scheduled as soon as their qubits are free."""
     clock: dict[int, float] = {}
     busy: dict[int, float] = {}
     log_c, two_q = 0.0, 0
-    for instruction in compiled.data:
-        name = instruction.operation.name
-        if name in _SKIP:
-            continue
-        qs = tuple(compiled.find_bit(q).index for q in instruction.qubits)
+    for name, qs in ops:
         cal = gates.get((name, qs))
         duration = (cal.duration or 0.0) if cal else 0.0
         error = (cal.error or 0.0) if cal else 0.0
@@ -223,6 +206,15 @@ def block_noise(snapshot: Snapshot, compiled: QuantumCircuit) -> BlockNoise:
             clock[q] = start + duration
             busy[q] = busy.get(q, 0.0) + duration
         two_q += len(qs) == 2
+    return log_c, clock, busy, two_q
+
+
+def block_noise(snapshot: Snapshot, compiled: QuantumCircuit) -> BlockNoise:
+    """log contrast (sum of log lambda_g over every gate), critical-path duration, per-qubit
+    busy time, two-qubit gates and depth of one compiled block."""
+    gates = {(g.gate, g.qubits): g for g in snapshot.gates}
+    ops = ((i.operation.name, tuple(compiled.find_bit(q).index for q in i.qubits)) for i in compiled.data)
+    log_c, clock, busy, two_q = _walk(snapshot, gates, ((name, qs) for name, qs in ops if name not in _SKIP))
     depth = compiled.depth(lambda i: i.operation.name not in _SKIP)
     return BlockNoise(log_c, max(clock.values(), default=0.0), busy, two_q, depth)
 

@@ -8,6 +8,7 @@ from typing import Any
 from qbo.problems.automl import automl_svm
 from qbo.problems.base import Problem
 from qbo.problems.linear import linear
+from qbo.problems.squeezed import squeezed
 from qbo.problems.synthetic import synthetic
 
 _GAUSSIAN_ONLY = ("std", "qubits")
@@ -28,6 +29,10 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], tuple[str, ...]]] = {
         lambda **o: _lengthscale_problem("michalewicz", "gaussian", o), ("std", "num_arms", "dim", "seed", "qubits")),
     "michalewicz-bernoulli": (
         lambda **o: _lengthscale_problem("michalewicz", "bernoulli", o), ("num_arms", "dim", "seed")),
+    "synthetic-bernoulli-centred": (
+        lambda **o: squeezed("centred", **o), ("spread", "seed", "num_arms", "lengthscale")),
+    "synthetic-bernoulli-top": (
+        lambda **o: squeezed("top", **o), ("spread", "seed", "num_arms", "lengthscale")),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_BUILDERS)

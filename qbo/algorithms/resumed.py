@@ -1,0 +1,124 @@
+"""Per-arm resumable QMC estimates for quantum policies (``qbo.qmc.resumable``).
+
+A policy built on :class:`ResumedArms` keeps one ``ResumableState`` per arm and asks with
+``Query(arm, eps, alpha_arm, resume=state)``. The stage loop (``qbo.experiments.trial``)
+refines that state to ``eps`` on the arm's oracle, charges only the new shots, and tells
+the policy the query with ``resume`` replaced by the refined state. The policy stores it,
+so the next visit continues from everything measured.
+
+Confidence.  Arm i's state has total failure budget ``alpha_arm = delta / m``; by
+``qbo.qmc.resumable`` its intervals contain f_i after every refinement simultaneously with
+probability >= 1 - delta / m, so all arms' intervals hold at all times with probability
+>= 1 - delta (union bound over m arms).  ``delta`` defaults to 1 / T: on the failure event
+the regret is at most T max-gap <= T (rewards in a unit window), so the failure term of the
+expected regret is at most delta T = 1 (the usual choice for UCB-type regret bounds).
+
+Checkpoints: each tell's history entry carries the refined state (``"qmc"``), and
+``replay`` restores it, so ``restore_policy`` reproduces the policy exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from qbo.algorithms.base import PolicyBase, Query, check_float, check_int_opt
+from qbo.qmc.resumable import ResumableState
+
+__all__ = ["ResumedArms", "ResumedConfig", "resolve_delta"]
+
+
+def resolve_delta(delta: float | None, budget: int | None) -> float:
+    """``delta``, else ``1 / T`` (module docstring); one of them is needed."""
+    if delta is not None:
+        return float(delta)
+    if budget is None:
+        raise ValueError("resumable quantum policies need budget (T) or delta, got neither")
+    return 1.0 / max(int(budget), 2)
+
+
+@dataclass(frozen=True)
+class ResumedConfig:
+    """Options shared by ``q-ucb-halve`` and ``q-se``.
+
+    ``budget``: T (for the default ``delta``).  ``delta``: total failure probability over
+    all arms and stages (None -> 1 / T, see the module docstring); each arm gets delta / m.
+    ``eps0``: eps of an arm's first visit (reward units).  ``reward_range``: high - low of
+    the arms' reward window (1 for Bernoulli rewards), to read the amplitude interval in
+    reward units.  ``eps_min``: below this eps the policy reports ``exhausted``.
+    """
+
+    budget: int | None = None
+    delta: float | None = None
+    eps0: float = 0.25
+    reward_range: float = 1.0
+    eps_min: float = 1e-7
+
+    def __post_init__(self) -> None:
+        check_int_opt("budget", self.budget)
+        if self.delta is not None:
+            check_float("delta", self.delta, low=0.0, high=1.0, high_open=True)
+        if self.delta is None and self.budget is None:
+            raise ValueError("resumable quantum policies need budget (T) or delta, got neither")
+        check_float("eps0", self.eps0, low=0.0)
+        check_float("reward_range", self.reward_range, low=0.0)
+        check_float("eps_min", self.eps_min, low=0.0)
+
+
+class ResumedArms(PolicyBase):
+    """Per-arm ``ResumableState`` bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
+
+    quantum = True
+
+    def _init_arms(self, delta: float, reward_range: float) -> None:
+        self.delta = delta
+        self.alpha = delta / self.num_arms
+        self.reward_range = float(reward_range)
+        self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]
+        self.visits = np.zeros(self.num_arms, dtype=int)
+
+    def interval(self, arm: int) -> tuple[float, float]:
+        """Arm's confidence interval in reward units, relative to the window's low end."""
+        low, high = self.states[arm].interval
+        return low * self.reward_range, high * self.reward_range
+
+    @property
+    def lcb(self) -> np.ndarray:
+        return np.array([self.interval(i)[0] for i in range(self.num_arms)])
+
+    @property
+    def ucb(self) -> np.ndarray:
+        return np.array([self.interval(i)[1] for i in range(self.num_arms)])
+
+    def half_width(self, arm: int) -> float:
+        """Current half-width of arm's interval, reward units."""
+        return self.states[arm].half_width * self.reward_range
+
+    def recommend(self) -> int:
+        """Arm with the highest lower confidence bound (lowest index on ties)."""
+        return int(np.argmax(self.lcb))
+
+    def _query(self, arm: int, eps: float) -> Query:
+        return Query(arm, eps, self.alpha, resume=self.states[arm])
+
+    def tell(self, query: Query, value: float, epsilon: float | None = None) -> None:
+        """Store the refined state the stage loop handed back in ``query.resume``."""
+        state = query.resume
+        if not isinstance(state, ResumableState):
+            raise ValueError(
+                f"{self.name} needs the refined ResumableState in query.resume (the stage loop "
+                f"passes it back), got {type(state).__name__}")
+        arm = self._check_arm(query.arm)
+        if state.alpha != self.alpha:
+            raise ValueError(f"query.resume has alpha {state.alpha}, expected this policy's {self.alpha}")
+        self.states[arm] = state
+        self.visits[arm] += 1
+        super().tell(query, value, epsilon)
+        self._history[-1]["qmc"] = state.to_json()
+
+    def replay(self, history: list[dict[str, Any]]) -> None:
+        for h in history:
+            q = Query(int(h["arm"]), h["epsilon"], h["alpha"], resume=ResumableState.from_json(h["qmc"]))
+            self.tell(q, h["value"], h.get("used_epsilon"))
