@@ -2,23 +2,30 @@
 
 - ``write_bytes_atomic``: write a temporary file in the same folder, fsync it, rename it
   over the target and fsync the folder; readers see the old file or the new one, never half.
+  It replaces only a regular file, or creates a missing one in an existing folder (or in
+  folders it may create): never a device node, FIFO, socket, folder or symlink to one, and
+  never a path below a file (``check_writable``).
 - ``append_line``: one JSON object per line, written with a single ``write`` on an
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
-  the next append starts a fresh line after it and ``read_lines`` skips it.
+  the next append cuts it off first, and ``read_lines`` skips it. Any other line that is
+  not a JSON object is damage: ``read_lines`` refuses it (``BadFile``, naming the line).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from qbo.errors import BadFile, BadInput
+
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Replace ``path`` with ``data`` atomically (permissions as for a new file)."""
-    path = Path(path)
+    path = check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -37,6 +44,45 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
+def check_writable(path: str | os.PathLike) -> Path:
+    """``path`` if an atomic write may replace or create it; one-line ``BadInput`` otherwise.
+
+    Allowed: an existing regular file (or a symlink to one, which is replaced by the file),
+    or a missing name whose nearest existing ancestor is a folder. Refused: the empty path,
+    folders, device nodes, FIFOs, sockets, and any path that runs through a file.
+    """
+    text = os.fspath(path)
+    if not text or not str(text).strip():
+        raise BadInput("output path is empty; expected a file name")
+    path = Path(text)
+    if path.name in ("", ".", "..") or str(text).endswith(os.sep):
+        raise BadInput(f"output path '{text}' names a folder; expected a file name")
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        raise BadInput(f"output path '{text}' runs through a file, not a folder") from None
+    except OSError as exc:
+        raise BadInput(f"cannot use output path '{text}': {exc.strerror}") from None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise BadInput(f"output path '{text}' is a folder; expected a file name")
+        if not stat.S_ISREG(mode):
+            raise BadInput(f"output path '{text}' is not a regular file (a device, FIFO or socket); refusing to replace it")
+        return path
+    ancestor = path.parent
+    while not ancestor.exists():
+        if ancestor.is_symlink():  # a dangling link: creating folders through it is a surprise
+            raise BadInput(f"output path '{text}' runs through a broken symlink '{ancestor}'")
+        if ancestor == ancestor.parent:
+            break
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise BadInput(f"output path '{text}' runs through '{ancestor}', which is a file, not a folder")
+    return path
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return write_bytes_atomic(path, text.encode())
 
@@ -50,8 +96,8 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: start afresh
-            data = b"\n" + data
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: cut it off
+            os.ftruncate(fd, _whole_lines(fd, size))
         os.write(fd, data)
         if fsync:
             os.fsync(fd)
@@ -62,19 +108,41 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
 
 
 def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every whole JSON-object line of ``path``, in order; torn or garbled lines are skipped."""
+    """Every JSON-object line of ``path``, in order. A torn last line (no newline after it) is
+    skipped; any other line that is not a JSON object raises ``BadFile`` naming the line."""
     path = Path(path)
     if not path.exists():
         return []
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
     out = []
-    for chunk in path.read_bytes().split(b"\n"):
+    for n, chunk in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], 1):
+        if not chunk.strip():
+            continue
         try:
             entry = json.loads(chunk)
         except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
+            raise BadFile(f"'{path}' line {n} is not valid JSON (damaged, not a torn last line)") from None
+        if not isinstance(entry, dict):
+            raise BadFile(f"'{path}' line {n} is not a JSON object")
+        out.append(entry)
     return out
+
+
+def _whole_lines(fd: int, size: int) -> int:
+    """The length of the part of the file up to and including its last newline."""
+    block = 65536
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        chunk = os.pread(fd, end - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
 
 
 def fsync_folder(folder: Path) -> None:

@@ -114,7 +114,7 @@ def test_plot_redraws(tmp_path):
 @pytest.mark.parametrize(
     "toml, fragment",
     [
-        ("budget = -5\n", "budget must be an integer >= 1, got -5"),
+        ("budget = -5\n", "budget must be an integer >= 1 and"),
         ("budgett = 5\n", "unknown key 'budgett'"),
         ("accounting = 'creative'\n", "'creative'"),
         ("algorithms = ['q-gp-ucb', 'magic']\n", "'magic'"),

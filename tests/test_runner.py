@@ -1,4 +1,4 @@
-"""One runner for every problem: per-unit entry point, order independence, records once,
+"""One runner for every problem: per-unit entry point, order independence, stages assembled,
 hardware settings in the config, one registry."""
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def test_merge_refuses_an_unfinished_unit(tmp_path):
         merge(SMALL, tmp_path)
 
 
-def test_each_stage_record_is_written_once(tmp_path):
+def test_stages_jsonl_is_assembled_from_the_journals(tmp_path):
     records = run_experiment(SMALL, tmp_path)
-    assert not (tmp_path / "units").exists()  # the journals were folded into stages.jsonl
+    assert sorted(p.name for p in (tmp_path / "units").iterdir()) == sorted(f"{u.key}.jsonl" for u in units(SMALL))
     lines = (tmp_path / "stages.jsonl").read_text().splitlines()
     assert len(lines) == len(records) and json.loads(lines[0]) == records[0] and "rng" not in records[0]
-    again = run_experiment(SMALL, tmp_path)  # a finished folder: read back, nothing re-run
+    again = run_experiment(SMALL, tmp_path)  # a finished folder: journals verified, nothing re-run
     assert again == records
 
 
@@ -71,7 +71,7 @@ def test_hardware_table_round_trips_and_is_left_out_when_empty(tmp_path):
     assert "hardware" not in SMALL.to_toml()
     cfg = SMALL.with_overrides(hardware={"mode": "batch", "timeout_s": 60.0})
     (tmp_path / "c.toml").write_text(cfg.to_toml())
-    assert load_config(tmp_path / "c.toml") == cfg and cfg.same_experiment(SMALL) and cfg != SMALL
+    assert load_config(tmp_path / "c.toml") == cfg and cfg != SMALL
 
 
 @pytest.mark.slow
@@ -83,11 +83,6 @@ def test_the_configs_hardware_mode_reaches_the_device(tmp_path, monkeypatch):
     run_experiment(cfg, tmp_path / "run")
     submitted = [e for e in JobJournal.in_run_dir(tmp_path / "run").read() if e["event"] == "submitted"]
     assert submitted and {e["mode"] for e in submitted} == {"session"}
-    switched = cfg.with_overrides(hardware={"mode": "batch"})  # a resume may change how, not what
-    run_experiment(switched, tmp_path / "run")
-    assert load_config(tmp_path / "run" / "config.toml") == switched
-    with pytest.raises(ValueError, match="holds a different experiment"):
-        run_experiment(cfg.with_overrides(budget=500), tmp_path / "run")
 
 
 def test_every_problem_has_one_registry():

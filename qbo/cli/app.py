@@ -6,6 +6,7 @@ import typer
 
 from qbo.cli.calibration_commands import calibrations_app
 from qbo.cli.depth_commands import calibrations_depth
+from qbo.cli.errors import fail, one_line
 from qbo.cli.hardware_commands import backends, jobs_app, pull, submit
 from qbo.cli.qmc_commands import circuits_app, estimate
 from qbo.cli.run_commands import plot, run
@@ -29,7 +30,8 @@ calibrations_app.command("depth")(calibrations_depth)
 
 
 def main() -> None:
-    """Entry point: usage errors, like every other bad input, print one line and exit 2."""
+    """Entry point: usage errors, like every other bad input, print one line and exit 2;
+    anything that escapes a command's own boundary goes through the same one (qbo.cli.errors)."""
     import sys
 
     try:
@@ -37,12 +39,20 @@ def main() -> None:
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
     except Exception as exc:
         if not _is_usage_error(exc):
-            raise
+            try:
+                fail(exc)
+            except typer.Exit as done:
+                sys.exit(done.exit_code)
         message = exc.format_message().strip().splitlines()  # type: ignore[attr-defined]
         if message:  # empty when the help text itself was the answer (no arguments given)
-            typer.echo(f"error: {message[0]} (see --help)", err=True)
+            typer.echo(f"error: {one_line(message[0])} (see --help)", err=True)
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -29,9 +29,10 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
     """Summarise one snapshot (median T1, T2, readout and gate errors)."""
     import numpy as np
 
+    from qbo.limits import check_name
     from qbo.noise import load_snapshot
 
-    s = load_snapshot(name)
+    s = load_snapshot(check_name(name, "calibration name", path_ok=True))
     if as_json:
         typer.echo(json.dumps(s.to_json()))
         return
@@ -59,7 +60,10 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
 @one_line_errors
 def export(from_fake: Annotated[str, typer.Option("--from-fake", help="Fake backend class, e.g. FakeBrisbane.")]) -> None:
     """Export a snapshot from a qiskit-ibm-runtime fake backend into calibrations/."""
+    from qbo.limits import check_name
     from qbo.noise import calibrations_dir, export_from_fake, save_snapshot
+
+    check_name(from_fake, "--from-fake")
 
     snapshot = export_from_fake(from_fake)
     path = save_snapshot(snapshot, calibrations_dir() / f"{snapshot.name}.json")

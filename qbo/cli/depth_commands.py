@@ -22,9 +22,15 @@ def calibrations_depth(
     from qbo.noise.depth import choose_k_max, depth_table
     from qbo.oracles import parse_oracle
 
-    if kmax < 0:
-        raise ValueError(f"kmax must be >= 0, got {kmax}")
+    from qbo.limits import check_depth_work, check_epsilon, check_fraction, check_k_max, check_name
+
+    check_k_max(kmax)
+    check_fraction(fraction)
+    check_name(name, "calibration name", path_ok=True)
+    if epsilon is not None:
+        check_epsilon(epsilon)
     snapshot, orc = load_snapshot(name), parse_oracle(oracle)
+    check_depth_work(orc.circuit, kmax)
     typer.echo(f"{snapshot.name}, oracle {orc.key}")
     typer.echo(f"{'k':>4} {'depth':>6} {'duration_us':>12} {'2q_gates':>8} {'contrast':>9} {'p_bias':>8} {'a_bias':>8}")
     for r in depth_table(snapshot, orc, range(kmax + 1)):

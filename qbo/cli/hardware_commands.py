@@ -86,10 +86,13 @@ def submit(
     from qbo.execution import runtime
     from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
     from qbo.experiments.config import load_config
+    from qbo.experiments.folder import check_claimable
     from qbo.experiments.runner import check_experiment
+    from qbo.limits import check_timeout
 
     kind, name = parse_device(backend)
     check_mode(mode)
+    check_timeout(timeout, "--timeout")
     retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout, resubmit=_rules(resubmit))
     limits = Limits(max_jobs, max_qpu_seconds, max_execution_time, max_time)
     if plan_trials < 1:
@@ -98,8 +101,7 @@ def submit(
     device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
-    if (folder / "config.toml").exists() and load_config(folder / "config.toml") != cfg:
-        raise ValueError(f"'{folder}' holds a different experiment; use a fresh --out or `qbo jobs resume {folder}`")
+    check_claimable(folder, cfg)  # a file, a foreign folder or another experiment's run folder: before the plan
     for line in plan_lines(cost_plan(cfg, device, plan_trials), cfg, mode, limits, device):
         typer.echo(line)
     if not yes and not _confirmed():
@@ -354,7 +356,10 @@ def backends(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
 ) -> None:
     """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
+    from qbo.limits import check_timeout
     from qbo.noise.snapshot import list_snapshots
+
+    check_timeout(timeout, "--timeout")
     from qbo.execution.runtime import fake_backend_names
 
     typer.echo("exact")

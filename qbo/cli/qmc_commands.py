@@ -35,12 +35,19 @@ def estimate(
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
     from qbo.execution import make_executor, parse_target
+    from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.mitigation import make_mitigation
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
 
+    check_epsilon(epsilon)
+    check_alpha(alpha)
+    check_int(seed, "seed", 0, SEED_MAX, "SEED_MAX")
+    if shots is not None:
+        check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     parsed = parse_target(target)
     the_oracle = parse_oracle(oracle)
+    check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
     snapshot = device_model if calibration_aware else None
@@ -78,10 +85,15 @@ def export(
     """Write Q^k A of an oracle (with its measurement) as OpenQASM 3."""
     from qiskit import qasm3
 
-    from qbo.files import write_text_atomic
+    from qbo.files import check_writable, write_text_atomic
     from qbo.grover import power_circuit
+    from qbo.limits import check_export_work, check_power
     from qbo.oracles import parse_oracle
 
-    circuit = power_circuit(parse_oracle(oracle), power).decompose(reps=3)
+    check_power(power)
+    check_writable(output)  # before any work: never a device, FIFO, folder or a path below a file
+    the_oracle = parse_oracle(oracle)
+    check_export_work(the_oracle.circuit, power)
+    circuit = power_circuit(the_oracle, power).decompose(reps=3)
     write_text_atomic(output, qasm3.dumps(circuit))
     typer.echo(f"wrote {output} (k={power}, {circuit.num_qubits} qubits, depth {circuit.depth()})")

@@ -36,17 +36,18 @@ def run(
     mitigation: Annotated[Optional[str], typer.Option(help="none | rem | zne | zne+rem (device-model targets).")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Output folder (default: a fresh folder under runs/).")] = None,
     resume: Annotated[Optional[Path], typer.Option(help="Continue the killed run in this folder.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Run even if the predicted work exceeds the limits in docs/limits.md.")] = False,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
     from qbo.experiments.config import ExperimentConfig, load_config
+    from qbo.experiments.folder import open_run_folder
     from qbo.experiments.runner import resume_experiment, run_experiment
+    from qbo.limits import check_stages
     from qbo.experiments.summary import format_table, summarise
 
     started = time.perf_counter()
     if resume is not None:
-        cfg = load_config(resume / "config.toml") if (resume / "config.toml").exists() else None
-        if cfg is None:
-            raise ValueError(f"'{resume}' is not a qbo run folder: no config.toml")
+        cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
         with _progress(cfg) as report:
             records = resume_experiment(resume, report)
@@ -62,6 +63,7 @@ def run(
             cfg = cfg.with_lengthscale(lengthscale)
         cfg = _time_varying_budget(cfg, budget is None and config is None)
         _no_device(cfg.target)
+        check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         folder = out or fresh_folder()
         with _progress(cfg) as report:
             records = run_experiment(cfg, folder, report)
@@ -74,15 +76,14 @@ def run(
 @one_line_errors
 def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> None:
     """Redraw regret.png of a finished run from its stages.jsonl."""
-    import json
-
     from qbo.experiments.config import load_config
     from qbo.experiments.plot import plot_regret
+    from qbo.experiments.schema import read_stage_records
 
     stages = run_dir / "stages.jsonl"
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
-    records = [json.loads(line) for line in stages.read_text().splitlines() if line]
+    records = read_stage_records(stages)
     plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
 

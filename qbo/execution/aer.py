@@ -11,6 +11,7 @@ from qbo.noise.aer_model import aer_backend
 from qbo.noise.depth import compiler_for
 from qbo.noise.schema import Snapshot
 from qbo.execution.base import Counts, check_shots, transpile_seed
+from qbo.limits import check_qubits
 from qbo.noise.blocks import TranspileCache
 from qbo.noise.twirl import DEFAULT_RANDOMIZATIONS, split_shots, twirled_instances
 
@@ -69,6 +70,7 @@ class AerExecutor:
         shots = check_shots(circuits, shots)
         out = []
         for circuit, n in zip(circuits, shots):
+            check_qubits(circuit.num_qubits, "aer")  # before the simulator allocates
             backend = self.backend_for(circuit.num_qubits)
             compiled = self.compiled(circuit)
             if not self.twirl:

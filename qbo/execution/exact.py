@@ -17,6 +17,7 @@ from qiskit.quantum_info import Operator, Statevector
 
 from qbo.execution.base import Counts, check_shots
 from qbo.grover import cache_key
+from qbo.limits import check_qubits
 
 
 class ExactExecutor:
@@ -37,8 +38,10 @@ class ExactExecutor:
         """Exact distribution over the classical register (index = integer value of the bits)."""
         key = cache_key(circuit)
         if key is None:
+            check_qubits(circuit.num_qubits, "exact", grover=False)  # before allocating
             return _statevector_probabilities(circuit)
         if key not in self._probs:
+            check_qubits(circuit.num_qubits, "exact", grover=key[1] > 0)  # before allocating
             self._probs[key] = self._ladder_probabilities(circuit, *key)
         return self._probs[key]
 

@@ -28,9 +28,8 @@ A config file looks like::
     factor = 2.0
     max_delay = 120.0
 
-The ``[hardware]`` table is how the run talks to a device, not what it computes: a resume may
-change it.  When it is empty, the run folder's ``execution.json`` (written by ``qbo submit``,
-with the caps and instance as well) gives the mode and retries.
+When the ``[hardware]`` table is empty, the run folder's ``execution.json`` (written by ``qbo
+submit``, with the caps and instance as well) gives the mode and retries.
 """
 
 from __future__ import annotations
@@ -42,9 +41,11 @@ from typing import Any
 
 import tomli_w
 
+from qbo.errors import BadFile, BadInput
 from qbo.execution.targets import parse_target
-
 from qbo.experiments.accounting import ACCOUNTINGS
+from qbo.experiments.schema import check_config_data, read_config_text
+from qbo.limits import CONFIG_MAX_DEPTH
 
 LEFTOVERS = ("recommend", "stop")
 ESTIMATORS = ("iae", "auto", "mc")
@@ -74,6 +75,7 @@ class ExperimentConfig:
     hardware: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check_config_data(_shape(self))  # types, ranges and limits (qbo.experiments.schema)
         if isinstance(self.algorithms, str) or not all(isinstance(a, str) for a in self.algorithms):
             raise ValueError(f"algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {self.algorithms!r}")
         object.__setattr__(self, "algorithms", tuple(self.algorithms))
@@ -105,10 +107,6 @@ class ExperimentConfig:
         """A copy with the given (non-None) fields replaced."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
-    def same_experiment(self, other: "ExperimentConfig") -> bool:
-        """Equal in everything that determines results (all but the [hardware] table)."""
-        return replace(self, hardware={}) == replace(other, hardware={})
-
     def with_lengthscale(self, spec: str) -> "ExperimentConfig":
         """A copy whose GP policies all use the length-scale mode ``spec`` (e.g. 'lb')."""
         from qbo.experiments.defaults import GP_POLICIES
@@ -133,11 +131,14 @@ def load_config(path: str | Path) -> ExperimentConfig:
     """Read a TOML config; one-line ValueError for unreadable files or unknown keys."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"cannot read config '{path}': {exc.strerror or exc}") from None
+        data = tomllib.loads(read_config_text(path))
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"config '{path}' is not valid TOML: {exc}") from None
+        raise BadFile(f"config '{path}' is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise BadFile(f"config '{path}' is nested too deeply (limit CONFIG_MAX_DEPTH = {CONFIG_MAX_DEPTH})") from None
+    if not data:
+        raise BadFile(f"config '{path}' is empty; write the keys to change (see qbo.experiments.config) or omit the file")
+    check_config_data(data, f"config '{path}'")
     known = {f.name for f in fields(ExperimentConfig)}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -146,6 +147,20 @@ def load_config(path: str | Path) -> ExperimentConfig:
         return ExperimentConfig(**data)
     except TypeError as exc:
         raise ValueError(f"config '{path}': {exc}") from None
+
+
+def _shape(config: ExperimentConfig) -> dict[str, Any]:
+    """The fields of ``config`` as a TOML mapping would hold them, for the schema check."""
+    data = {f.name: getattr(config, f.name) for f in fields(config)}
+    for key in ("problem_options", "algorithm_options"):
+        if not isinstance(data[key], dict):
+            try:
+                data[key] = dict(data[key])
+            except (TypeError, ValueError):
+                raise BadInput(f"{key} must be a table of options, got {data[key]!r:.60}") from None
+    if isinstance(data["algorithms"], tuple):
+        data["algorithms"] = list(data["algorithms"])
+    return data
 
 
 def _check_int(name: str, value: Any, low: int) -> None:

@@ -8,13 +8,17 @@ Files of a run folder (every one written atomically or appended line by line)::
 
     config.toml        the resolved configuration (``ExperimentConfig``), written first;
                        a folder holding a different one is refused
-    units/KEY.jsonl    while the run is under way: the journal of unit KEY = trialNNN-ALGORITHM
-                       (``qbo.experiments.journal``), one line per finished stage, i.e. the
-                       stage record below plus ``rng`` (the executor's random state after the
-                       stage), then ``{"done": true}``.  These journals are the durable record
-                       a resume continues from; they are removed once stages.jsonl is written
-    stages.jsonl       when every unit is done: every stage record once, ordered by trial and
-                       then by the config's algorithm order (not by when units ran)
+    run.json           sha256 of config.toml (qbo.experiments.folder: claim, verify, lock)
+    .lock              flock'd while a process works here; holds the holder's pid and host
+
+    config.toml        the resolved configuration (``ExperimentConfig``), written first;
+                       a folder holding a different one is refused
+    units/KEY.jsonl    the journal of unit KEY = trialNNN-ALGORITHM (``qbo.experiments.journal``:
+                       header, one hash-chained line per finished stage, i.e. the stage record
+                       below plus ``rng``, the unit's random state after the stage, then a done
+                       marker): the durable, verifiable record a resume continues from
+    stages.jsonl       when every unit is done: the journals' stage records assembled, ordered
+                       by trial and then by the config's algorithm order (not by when units ran)
     summary.csv        final cumulative regret (mean, stderr) per algorithm
     regret.png         mean +- stderr of cumulative regret against oracle calls (a classical
                        drifting run: R_n / n against rounds, the seed's Fig. 1)
@@ -41,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +57,9 @@ from qbo.algorithms.base import PolicyBase
 from qbo.execution import make_executor, parse_target
 from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
-from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_inputs, policy_options
+from qbo.experiments.folder import claim_run_folder, config_hash, open_run_folder
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
@@ -123,11 +127,13 @@ def run_experiment(
     """
     out = Path(out_dir)
     check_experiment(config)  # what can fail on bad input, before any file
-    _claim(out, config)
-    if not (out / STAGES).exists():
-        for unit in units(config):
+    lock = claim_run_folder(out, config)  # atomic claim, or verify a resumed folder; exclusive lock
+    try:
+        for unit in units(config):  # a finished unit's journal is only verified
             run_unit(config, unit, out, on_progress)
-    return merge(config, out)
+        return merge(config, out)
+    finally:
+        lock.release()
 
 
 def check_experiment(config: ExperimentConfig) -> StageSettings:
@@ -150,50 +156,52 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
              on_progress: ProgressCallback | None = None) -> None:
     """Run one unit to its end, or continue it from its journal; a finished unit is left as is.
 
-    Needs the folder's config.toml (``run_experiment`` writes it) only for ``merge``; units
-    share nothing but the folder, so any process may run any unit, in any order."""
+    The folder must be claimed (``run_experiment`` does it); units share nothing but the
+    folder, so any process may run any unit, in any order."""
     out = Path(out_dir)
-    journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl")
-    lines, done = journal.read()
-    if done:
-        return
-    problem = problem_for_trial(config, unit.trial)
-    policy = _policy(config, unit.algorithm, problem)
-    clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
-    rng = np.random.default_rng(unit.seed(config.seed))
-    at = _replay(policy, clock, rng, lines)
-    mode, retry = _hardware(config)
-    # the unit's executor is built with the unit's generator; the run folder holds the
-    # hardware job journal (jobs.jsonl), shared by all units
-    executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+    journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config))
     try:
-        for record in run_stages(problem, policy, executor, _settings(config), at, clock=clock):
-            journal.append(record | {"rng": rng.bit_generator.state})
-            if on_progress:
-                on_progress(unit.key, record["cum_calls"], config.budget)
+        lines, done = journal.read()
+        if done:
+            return
+        problem = problem_for_trial(config, unit.trial)
+        policy = _policy(config, unit.algorithm, problem)
+        clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
+        rng = np.random.default_rng(unit.seed(config.seed))
+        at = _replay(policy, clock, rng, lines)
+        mode, retry = _hardware(config)
+        # the unit's executor is built with the unit's generator; the run folder holds the
+        # hardware job journal (jobs.jsonl), shared by all units
+        executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+        try:
+            for record in run_stages(problem, policy, executor, _settings(config), at, clock=clock):
+                journal.append(record | {"rng": rng.bit_generator.state})
+                if on_progress:
+                    on_progress(unit.key, record["cum_calls"], config.budget)
+        finally:
+            close = getattr(executor, "close", None)  # ends an IBM batch or session
+            if close is not None:
+                close()
+        journal.finish()
     finally:
-        close = getattr(executor, "close", None)  # ends an IBM batch or session
-        if close is not None:
-            close()
-    journal.finish()
+        journal.close()  # group commit: what was buffered is written even on an error
 
 
 def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]:
-    """Assemble stages.jsonl from the finished unit journals (then remove them), and write
-    summary.csv and regret.png; returns the records.  Idempotent: a folder whose stages.jsonl
-    exists is complete, and only its summary and plot are rewritten."""
+    """Assemble stages.jsonl from the finished unit journals and write summary.csv and
+    regret.png; returns the records, ordered by trial and then by the config's algorithms."""
     out = Path(out_dir)
-    if (out / STAGES).exists():
-        records = [json.loads(line) for line in (out / STAGES).read_text().splitlines() if line]
-    else:
-        records = []
-        for unit in units(config):
-            lines, done = UnitJournal(out / UNITS / f"{unit.key}.jsonl").read()
-            if not done:
-                raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
-            records.extend({"trial": unit.trial, "algorithm": unit.algorithm} | _public(line) for line in lines)
-        write_text_atomic(out / STAGES, "".join(json.dumps(r) + "\n" for r in records))
-    shutil.rmtree(out / UNITS, ignore_errors=True)  # each record is kept once: in stages.jsonl
+    records = []
+    for unit in units(config):
+        journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config))
+        try:
+            lines, done = journal.read()
+        finally:
+            journal.close()
+        if not done:
+            raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
+        records.extend({"trial": unit.trial, "algorithm": unit.algorithm} | _public(line) for line in lines)
+    write_text_atomic(out / STAGES, "".join(json.dumps(r) + "\n" for r in records))
     write_summary_csv(out / "summary.csv", summarise(records, config), config)
     plot_regret(records, config, out / "regret.png")
     return records
@@ -201,10 +209,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]
 
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
     """Continue a killed run from its folder."""
-    path = Path(run_dir) / "config.toml"
-    if not path.exists():
-        raise ValueError(f"'{run_dir}' is not a qbo run folder: no config.toml")
-    return run_experiment(load_config(path), run_dir, on_progress)
+    return run_experiment(open_run_folder(run_dir), run_dir, on_progress)
 
 
 def _staged(config: ExperimentConfig) -> bool:
@@ -237,7 +242,7 @@ def _mitigation(config: ExperimentConfig):
 
 def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]:
     """(mode, retry policy) of the config's [hardware] table; (None, None) when it is empty,
-    so that an older run folder's execution.json still applies."""
+    so that the run folder's execution.json (``qbo submit``) applies."""
     table = dict(config.hardware)
     if not table:
         return None, None
@@ -246,19 +251,6 @@ def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]
         return mode, RetryPolicy(**table)
     except TypeError as exc:
         raise ValueError(f"hardware: {exc}") from None
-
-
-def _claim(out: Path, config: ExperimentConfig) -> None:
-    """Write config.toml, or check that the folder's is this experiment; a changed [hardware]
-    table (how to reach the device, not what is computed) replaces the folder's."""
-    path = out / "config.toml"
-    if path.exists():
-        saved = load_config(path)
-        if not saved.same_experiment(config):
-            raise ValueError(f"'{out}' holds a different experiment; use a fresh --out or --resume {out}")
-        if saved == config:
-            return
-    write_text_atomic(path, config.to_toml())
 
 
 def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, lines: list[dict[str, Any]]) -> Progress:

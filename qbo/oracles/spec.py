@@ -9,6 +9,9 @@ Forms:
 
 from __future__ import annotations
 
+import math
+
+from qbo.errors import BadInput
 from qbo.oracles.base import Oracle
 from qbo.oracles.bernoulli import bernoulli
 from qbo.oracles.circuit import from_circuit
@@ -28,7 +31,7 @@ def parse_oracle(spec: str) -> Oracle:
     if kind == "qasm":
         path, _, rest = body.partition(",")
         opts = _options(rest, {"objective"}) if rest else {}
-        return from_circuit(path, objective=int(_number(opts.get("objective", "0"), "objective")))
+        return from_circuit(path, objective=_integer(opts.get("objective", "0"), "objective"))
     opts = _options(body, {"mean", "std", "qubits", "lo", "hi"} if kind == "gaussian" else {"values", "probs"})
     if kind == "gaussian":
         return _gaussian(opts)
@@ -41,10 +44,8 @@ def _gaussian(opts: dict[str, str]) -> Oracle:
     window = None
     if "lo" in opts or "hi" in opts:
         window = (_number(opts.get("lo"), "lo"), _number(opts.get("hi"), "hi"))
-    qubits = _number(opts.get("qubits", "6"), "qubits")
-    if qubits != int(qubits):
-        raise ValueError(f"qubits must be an integer, got {qubits}")
-    return gaussian(_number(opts["mean"], "mean"), _number(opts["std"], "std"), int(qubits), window)
+    qubits = _integer(opts.get("qubits", "6"), "qubits")
+    return gaussian(_number(opts["mean"], "mean"), _number(opts["std"], "std"), qubits, window)
 
 
 def _options(body: str, allowed: set[str]) -> dict[str, str]:
@@ -58,10 +59,22 @@ def _options(body: str, allowed: set[str]) -> dict[str, str]:
 
 
 def _number(text: str | None, name: str) -> float:
+    """A finite number (``nan``, ``inf`` and overflowing literals are refused)."""
     try:
-        return float(text)  # type: ignore[arg-type]
+        value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got '{text}'") from None
+        raise BadInput(f"{name} must be a number, got '{str(text)[:60]}'") from None
+    if not math.isfinite(value):
+        raise BadInput(f"{name} must be a finite number, got '{str(text)[:60]}'")
+    return value
+
+
+def _integer(text: str | None, name: str) -> int:
+    """A whole number written as such (``3``, not ``3.5``, ``inf`` or ``1e400``)."""
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise BadInput(f"{name} must be an integer, got '{str(text)[:60]}'") from None
 
 
 def _numbers(text: str | None, name: str) -> list[float]:

@@ -1,0 +1,246 @@
+"""Run folders: claimed atomically with their config, locked while a process works in them.
+
+A run folder is a qbo run folder when it holds ``run.json``::
+
+    {"format": 1, "config_sha256": "<sha256 of config.toml as written>"}
+
+- **Claim** (``claim_run_folder``): a fresh folder is built as a hidden temporary folder
+  beside the target (config.toml, run.json, .lock) and renamed into place, so a kill at any
+  moment leaves either no folder or a complete, resumable one. A folder that already exists
+  (``qbo submit`` writes its execution settings first) gets config.toml and then run.json,
+  each replaced atomically; without run.json it is not yet a run folder.
+- **Verify**: an existing run folder is used only if config.toml still hashes to run.json's
+  ``config_sha256`` and describes the same experiment that is being run; an edited or emptied
+  config.toml is refused, naming the file.
+- **Lock**: ``fcntl.flock`` on ``.lock`` inside the folder, held until ``release``; a second
+  process is refused with the holder's pid, host and start time (the lock dies with its
+  process, so a killed run never leaves a stale lock).
+
+The config hash also heads every unit journal (``qbo.experiments.journal``), so a journal
+written for another configuration is refused too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from qbo.errors import BadFile, BadInput, RunFolderConflict
+from qbo.experiments.config import ExperimentConfig, load_config
+from qbo.experiments.journal import UnitJournal
+from qbo.files import fsync_folder, write_text_atomic
+
+FORMAT = 1
+MARKER = "run.json"
+LOCK = ".lock"
+PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl"}  # what may be in a folder before it is claimed (qbo submit)
+
+
+def config_hash(config: ExperimentConfig) -> str:
+    """sha256 of the resolved config as config.toml holds it."""
+    return hashlib.sha256(config.to_toml().encode()).hexdigest()
+
+
+class RunFolderLock:
+    """An exclusive lock on one run folder, held through an open descriptor."""
+
+    def __init__(self, folder: Path, fd: int) -> None:
+        self.folder = folder
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+    def __enter__(self) -> "RunFolderLock":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def lock_run_folder(folder: str | os.PathLike) -> RunFolderLock:
+    """Lock ``folder`` (which must exist) or refuse, naming the process that holds it."""
+    folder = Path(folder)
+    path = folder / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise BadFile(f"cannot open the lock file '{path}': {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise RunFolderConflict(f"run folder '{folder}' is in use by {holder}; wait for it to finish or stop it first") from None
+    except OSError as exc:
+        os.close(fd)
+        raise BadFile(f"cannot lock '{path}': {exc.strerror}") from None
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": stamp}).encode(), 0)
+    return RunFolderLock(folder, fd)
+
+
+def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> RunFolderLock:
+    """Claim ``folder`` for ``config`` (fresh) or verify it holds ``config`` (resume); lock it.
+
+    Call only after the config has been validated: a bad config never creates a folder.
+    """
+    folder = Path(folder)
+    if not folder.exists() and not folder.is_symlink():
+        claimed = _claim_fresh(folder, config)
+        if claimed is not None:
+            return claimed
+    check_claimable(folder, config)  # read-only first: a refusal leaves the folder untouched
+    lock = lock_run_folder(folder)
+    try:
+        if (folder / MARKER).exists():
+            verify_run_folder(folder, config)
+        else:
+            write_text_atomic(folder / "config.toml", config.to_toml())
+            _write_marker(folder, config)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def check_claimable(folder: str | os.PathLike, config: ExperimentConfig) -> None:
+    """Refuse, without writing anything, a folder that ``claim_run_folder`` would refuse:
+    a file, a path below a file, a non-empty folder that is not a run folder, or a run folder
+    of another experiment (or with an edited config.toml)."""
+    folder = Path(folder)
+    if not folder.exists() and not folder.is_symlink():
+        ancestor = folder.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise BadInput(f"--out '{folder}' runs through a file, not a folder")
+        return
+    if not folder.is_dir():
+        raise BadInput(f"--out '{folder}' exists and is not a folder")
+    if (folder / MARKER).exists():
+        verify_run_folder(folder, config)
+    elif any(p.name not in PRE_CLAIM for p in folder.iterdir()):
+        if (folder / "config.toml").exists() or (folder / "units").exists():
+            raise BadFile(f"'{folder}' holds config.toml or units/ but no {MARKER}: it is not a run folder of this qbo "
+                          "version (or its start was interrupted); start afresh with a new --out")
+        raise RunFolderConflict(f"--out '{folder}' exists, is not empty and is not a qbo run folder; "
+                                "choose a new or empty folder")
+
+
+def open_run_folder(folder: str | os.PathLike) -> ExperimentConfig:
+    """The config of an existing run folder, verified against its run.json (for resume)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInput(f"'{folder}' is not a folder")
+    if not (folder / MARKER).exists():
+        if (folder / "config.toml").exists():
+            raise BadFile(f"'{folder}' has no {MARKER}: its start was interrupted before it was claimed, or it was made "
+                          "by an older qbo; start afresh")
+        raise BadInput(f"'{folder}' is not a qbo run folder: no config.toml")
+    config = load_config(folder / "config.toml")
+    verify_run_folder(folder, config)
+    if (folder / "units").exists() and not (folder / "units").is_dir():
+        raise BadFile(f"'{folder / 'units'}' is not a folder; the run folder is damaged")
+    for path in sorted((folder / "units").glob("*.jsonl")):  # read-only, so a refusal changes nothing
+        UnitJournal(path, config_hash(config)).check()
+    return config
+
+
+def verify_run_folder(folder: Path, config: ExperimentConfig) -> None:
+    """Refuse a folder whose config.toml was edited, or which holds a different experiment."""
+    marker = _read_marker(folder)
+    path = folder / "config.toml"
+    try:
+        written = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
+    if hashlib.sha256(written).hexdigest() != marker["config_sha256"]:
+        raise BadFile(f"'{path}' was changed after the run started (its sha256 differs from {MARKER}); "
+                      "the journals no longer match it; restore it or start afresh")
+    if config_hash(config) != marker["config_sha256"]:
+        raise RunFolderConflict(f"'{folder}' holds a different experiment; use a fresh --out or --resume {folder}")
+
+
+def _claim_fresh(folder: Path, config: ExperimentConfig) -> RunFolderLock | None:
+    """Build the folder beside its final place and rename it in; None if someone else won."""
+    parent = folder.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise BadInput(f"--out '{folder}' runs through a file, not a folder") from None
+    except NotADirectoryError:
+        raise BadInput(f"--out '{folder}' runs through a file, not a folder") from None
+    _sweep_stale_claims(parent, folder.name)
+    staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{folder.name}.claim-"))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700; a run folder is an ordinary folder
+        lock = lock_run_folder(staging)  # first, so a concurrent sweep never removes it
+        write_text_atomic(staging / "config.toml", config.to_toml())
+        _write_marker(staging, config)
+        try:
+            os.rename(staging, folder)  # atomic; fails if a folder with files appeared meanwhile
+        except OSError:
+            lock.release()
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    fsync_folder(parent)
+    lock.folder = folder
+    return lock
+
+
+def _sweep_stale_claims(parent: Path, name: str) -> None:
+    """Remove staging folders of claims killed before their rename (nobody holds their lock)."""
+    for stale in parent.glob(f".{name}.claim-*"):
+        try:
+            lock = lock_run_folder(stale)
+        except (RunFolderConflict, BadFile):
+            continue
+        shutil.rmtree(stale, ignore_errors=True)
+        lock.release()
+
+
+def _write_marker(folder: Path, config: ExperimentConfig) -> None:
+    marker = {"format": FORMAT, "config_sha256": config_hash(config)}
+    write_text_atomic(folder / MARKER, json.dumps(marker) + "\n")
+
+
+def _read_marker(folder: Path) -> dict[str, Any]:
+    path = folder / MARKER
+    try:
+        marker = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
+    except ValueError:
+        raise BadFile(f"'{path}' is not valid JSON; the run folder is damaged") from None
+    if (not isinstance(marker, dict) or marker.get("format") != FORMAT
+            or not isinstance(marker.get("config_sha256"), str) or len(marker["config_sha256"]) != 64):
+        raise BadFile(f"'{path}' is not a run.json of format {FORMAT}; the run folder is damaged")
+    return marker
+
+
+def _holder(fd: int) -> str:
+    try:
+        info = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return f"pid {int(info['pid'])} on host {str(info['host'])[:80]} (since {str(info['since'])[:40]})"
+    except (ValueError, KeyError, TypeError, OSError):
+        return "another process"

@@ -1,0 +1,270 @@
+"""Issue 12: one error boundary, safe writes, run folders that cannot be corrupted silently."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from qbo.cli.app import app
+from qbo.cli.errors import one_line_errors
+from qbo.errors import BadFile, BadInput, RunFolderConflict
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.folder import config_hash, lock_run_folder, open_run_folder
+from qbo.experiments.journal import UnitJournal
+from qbo.experiments.runner import resume_experiment, run_experiment
+from qbo.files import check_writable, write_text_atomic
+
+CONFIG = ExperimentConfig(budget=300, trials=1)
+
+
+def one_line_exit(result, code=2):
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+# ------------------------------------------------------------------ error boundary
+
+
+def _command(exc):
+    @one_line_errors
+    def command() -> None:
+        warnings.warn("numpy says overflow", RuntimeWarning)  # third party: never shown
+        raise exc
+
+    small = typer.Typer()
+    small.command()(command)
+    return small
+
+
+@pytest.mark.parametrize("exc, fragment", [
+    (OverflowError("int too large to convert to float"), "out of range"),
+    (FileExistsError(17, "File exists", "x"), "File exists: 'x'"),
+    (NotADirectoryError(20, "Not a directory", "a/b"), "Not a directory"),
+    (OSError(28, "No space left on device", "out"), "No space left"),
+    (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+    (MemoryError(), "not enough memory"),
+    (BadInput("budget must be <= 1e12"), "budget must be"),
+    (KeyError("problem"), "missing key 'problem'"),
+])
+def test_expected_errors_are_one_line_exit_2(exc, fragment):
+    line = one_line_exit(CliRunner().invoke(_command(exc), []))
+    assert line.startswith("error: ") and fragment in line
+
+
+def test_run_folder_conflict_exits_2():
+    line = one_line_exit(CliRunner().invoke(_command(RunFolderConflict("in use by pid 7")), []))
+    assert "pid 7" in line
+
+
+def test_a_bug_exits_1_naming_a_log_with_the_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("QBO_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("QISKIT_IBM_TOKEN", "sekrit-token-123")
+    line = one_line_exit(CliRunner().invoke(_command(TypeError("bad operand sekrit-token-123")), []), code=1)
+    assert "internal error (TypeError)" in line and "sekrit" not in line
+    (log,) = (tmp_path / "logs").iterdir()
+    assert str(log) in line
+    text = log.read_text()
+    assert "Traceback" in text and "TypeError" in text and "sekrit" not in text
+
+
+def test_qiskit_error_is_expected():
+    from qiskit.exceptions import QiskitError
+
+    assert "no such gate" in one_line_exit(CliRunner().invoke(_command(QiskitError("no such gate\nmore")), []))
+
+
+# ------------------------------------------------------------------ safe writes
+
+
+def test_atomic_writer_refuses_a_fifo_and_leaves_it(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput, match="not a regular file"):
+        write_text_atomic(fifo, "x")
+    assert fifo.is_fifo()
+    result = CliRunner().invoke(app, ["circuits", "export", "--oracle", "bernoulli:0.3", "-o", str(fifo)])
+    assert "not a regular file" in one_line_exit(result)
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda t: t / "folder", "is a folder"),
+    (lambda t: t / "file" / "below", "runs through"),
+    (lambda t: t / "file" / "deeper" / "below", "runs through"),
+    (lambda t: "", "empty"),
+])
+def test_atomic_writer_refuses_folders_and_paths_below_files(tmp_path, make, fragment):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("keep")
+    with pytest.raises(BadInput, match=fragment):
+        check_writable(make(tmp_path))
+    assert (tmp_path / "file").read_text() == "keep"
+
+
+def test_atomic_writer_replaces_files_and_creates_missing_ones(tmp_path):
+    write_text_atomic(tmp_path / "a.txt", "1")
+    write_text_atomic(tmp_path / "a.txt", "2")
+    write_text_atomic(tmp_path / "new" / "b.txt", "3")
+    assert (tmp_path / "a.txt").read_text() == "2" and (tmp_path / "new" / "b.txt").read_text() == "3"
+
+
+# ------------------------------------------------------------------ run folders
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("finished") / "run"
+    run_experiment(CONFIG, folder)
+    return folder
+
+
+@pytest.fixture
+def run(finished, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(finished, folder)
+    return folder
+
+
+def _journal(folder):
+    return folder / "units" / "trial000-gp-ucb.jsonl"
+
+
+def _lines(path):
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _refused(folder, fragment):
+    result = CliRunner().invoke(app, ["run", "--resume", str(folder)])
+    line = one_line_exit(result)
+    assert fragment in line, line
+    return line
+
+
+def test_resume_of_a_finished_run_is_identical(run, finished):
+    (run / "stages.jsonl").unlink()
+    resume_experiment(run)
+    assert (run / "stages.jsonl").read_bytes() == (finished / "stages.jsonl").read_bytes()
+
+
+def test_a_torn_last_line_is_recovered_byte_identically(run, finished):
+    path = _journal(run)
+    lines = _lines(path)
+    path.write_bytes(b"".join(lines[:100]) + lines[100][:37])  # killed inside a write
+    resume_experiment(run)
+    assert path.read_bytes() == _journal(finished).read_bytes()
+    assert (run / "stages.jsonl").read_bytes() == (finished / "stages.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("tamper, fragment", [
+    (lambda ls: ls[:50] + [b'{"seq": garbage\n'] + ls[51:], "line 51 is not valid JSON"),
+    (lambda ls: ls[:50] + ls[51:], "line 51 has seq 51, expected 50"),
+    (lambda ls: ls[:50] + [ls[50]] + ls[50:], "line 52 has seq 50, expected 51"),
+    (lambda ls: ls[:50] + [ls[51], ls[50]] + ls[52:], "line 51 has seq 51, expected 50"),
+    (lambda ls: ls[:50] + [ls[50].replace(b'"estimate":', b'"estimate":0.5,"x":')] + ls[51:], "line 51 fails its hash chain"),
+    (lambda ls: [b'{"done": true}\n'], "line 1"),
+    (lambda ls: ls[:1] + [b'{"seq":1,"done":true,"stages":0,"chain":"0000000000000000"}\n'], "hash chain"),
+    (lambda ls: ls[:-1] + [ls[-1]] + [ls[-1]], "after the unit's done marker"),
+    (lambda ls: ls[:10] + [b"[]\n"] + ls[11:], "line 11 is not a JSON object"),
+])
+def test_each_journal_tampering_is_refused_naming_file_and_line(run, tamper, fragment):
+    path = _journal(run)
+    path.write_bytes(b"".join(tamper(_lines(path))))
+    line = _refused(run, fragment)
+    assert "trial000-gp-ucb.jsonl" in line
+
+
+def test_a_journal_of_another_unit_is_refused(run):
+    shutil.copy(run / "units" / "trial000-q-gp-ucb.jsonl", _journal(run))
+    _refused(run, "belongs to unit 'trial000-q-gp-ucb'")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("budget = 300", "budget = 301"),
+    lambda t: t.replace("seed = 0", "seed = 1"),
+    lambda t: t + "\n",
+])
+def test_an_edited_config_is_refused(run, edit):
+    path = run / "config.toml"
+    path.write_text(edit(path.read_text()))
+    _refused(run, "config.toml' was changed after the run started")
+
+
+def test_an_empty_config_is_refused(run):
+    (run / "config.toml").write_text("")
+    _refused(run, "is empty")
+
+
+def test_a_swapped_run_json_is_refused(run, tmp_path):
+    other = tmp_path / "other"
+    run_experiment(ExperimentConfig(budget=200, trials=1), other)
+    shutil.copy(other / "run.json", run / "run.json")
+    _refused(run, "was changed after the run started")
+
+
+def test_a_locked_folder_refuses_a_second_resume_naming_the_holder(run):
+    with lock_run_folder(run):
+        line = _refused(run, f"pid {os.getpid()}")
+        assert "in use" in line
+    resume_experiment(run)  # released: proceeds
+
+
+def test_a_run_into_a_locked_folder_is_refused(run):
+    with lock_run_folder(run):
+        with pytest.raises(RunFolderConflict, match="in use"):
+            run_experiment(CONFIG, run)
+
+
+def test_a_different_experiment_in_the_folder_is_refused(run):
+    with pytest.raises(RunFolderConflict, match="different experiment"):
+        run_experiment(ExperimentConfig(budget=301, trials=1), run)
+
+
+def test_a_nonempty_non_run_folder_is_never_claimed(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(app, ["run", "--budget", "100", "--trials", "1", "--out", str(tmp_path)])
+    assert "not empty" in one_line_exit(result)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_a_folder_killed_before_its_claim_is_refused_cleanly(tmp_path):
+    (tmp_path / "config.toml").write_text(CONFIG.to_toml())  # an old-style or half-made folder
+    with pytest.raises(BadFile, match="no run.json"):
+        open_run_folder(tmp_path)
+
+
+def test_journal_group_commit_buffers_until_a_boundary(tmp_path):
+    journal = UnitJournal(tmp_path / "u.jsonl", "0" * 64, flush_every_s=3600)
+    assert journal.read() == ([], False)
+    for stage in range(1, 4):
+        journal.append({"stage": stage, "cum_calls": stage, "rng": {}})
+    assert not (tmp_path / "u.jsonl").exists()  # nothing durable yet: a kill replays from the start
+    journal.finish()
+    records, done = UnitJournal(tmp_path / "u.jsonl", "0" * 64).read()
+    assert done and [r["stage"] for r in records] == [1, 2, 3]
+    with pytest.raises(BadFile, match="another config"):
+        UnitJournal(tmp_path / "u.jsonl", "1" * 64).read()
+
+
+def test_plot_refuses_bad_stage_files(run):
+    for text, fragment in [("[]\n", "not a JSON object"), ("null\n", "not a JSON object"), ('"x"\n', "not a JSON object"),
+                           ("", "no stage records"), ('{"trial": 0}\n', "algorithm")]:
+        (run / "stages.jsonl").write_text(text)
+        before = (run / "regret.png").read_bytes()
+        line = one_line_exit(CliRunner().invoke(app, ["plot", str(run)]))
+        assert fragment in line and (run / "regret.png").read_bytes() == before
+
+
+def test_config_hash_is_the_hash_of_config_toml(run):
+    import hashlib
+
+    assert config_hash(CONFIG) == hashlib.sha256((run / "config.toml").read_bytes()).hexdigest()
+    assert json.loads((run / "run.json").read_text())["config_sha256"] == config_hash(CONFIG)
