@@ -24,9 +24,14 @@ ORACLE_KEY = "qbo_oracle"
 POWER_KEY = "qbo_k"
 
 
-def oracle_calls(k: int, shots: int) -> int:
-    """Honest oracle calls of ``shots`` shots of Q^k A: shots * (2k + 1)."""
-    return shots * (2 * k + 1)
+def oracle_calls(k: int, shots: int, scale: int = 1) -> int:
+    """Honest oracle calls of ``shots`` shots of Q^k A folded at odd ``scale``: shots * scale * (2k + 1).
+
+    A once, then A and A^dagger inside each of the k Grover steps; every fold of Q^k A
+    (``qbo.mitigation.folding``: (Q^k A) ((Q^k A)^dagger (Q^k A))^((scale - 1) / 2)) repeats
+    all 2k + 1 calls. The one formula qbo counts calls with (``qbo.qmc.result.Round``).
+    """
+    return shots * scale * (2 * k + 1)
 
 
 @lru_cache(maxsize=256)

@@ -12,7 +12,7 @@ from qbo.noise.depth import amplitude_bias, choose_k_max, depth_table, needed_k,
 from qbo.execution.aer import AerExecutor
 from qbo.execution.base import ones
 from qbo.grover import power_circuit
-from qbo.mitigation.readout import measured_qubit, snapshot_confusion
+from qbo.noise.readout import measured_qubit, snapshot_confusion
 from qbo.oracles import bernoulli
 
 SHOTS = 20000
@@ -70,7 +70,8 @@ def test_choose_k_max_and_unreachable():
 
 
 def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
-    from qbo.noise.depth import CalibrationAwareIAE, choose_k_max
+    from qbo.noise.depth import choose_k_max
+    from qbo.qmc.capped import CalibrationAwareIAE
     from qbo.execution.aer import AerExecutor
     from qbo.qmc import IterativeAmplitudeEstimation
 

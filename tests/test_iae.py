@@ -17,7 +17,6 @@ from qbo.oracles import bernoulli
 from qbo.qmc.base import run_round
 from qbo.qmc.iae import MAX_SHOTS, SHOT_CAP
 from qbo.qmc.iae import IterativeAmplitudeEstimation as IAE
-from qbo.qmc.iae import _cost_config
 
 ALPHA = 0.05
 EDGES = [
@@ -144,9 +143,9 @@ def test_expected_calls_cache_key_includes_the_mitigation():
     the snapshot implies explicit, so two devices never share a cached prediction."""
     rem = [make_mitigation("rem", load_snapshot(name)) for name in ("fake_brisbane", "fake_torino")]
     assert rem[0] == rem[1]
-    keys = [_cost_config(IAE(0.05, ALPHA, mitigation=m)) for m in rem]
+    keys = [m.cost_model()[0] for m in rem]
     assert keys[0] != keys[1] and hash(keys[0]) != hash(keys[1])
-    assert keys[0].mitigation.confusion is not None and not keys[0].mitigation.bias_pad
+    assert keys[0].confusion is not None and not keys[0].bias_pad
     plain = IAE(0.05, ALPHA).expected_calls(0.05)
     zne = IAE(0.05, ALPHA, mitigation=Mitigation(scales=(1, 3))).expected_calls(0.05)
     zne5 = IAE(0.05, ALPHA, mitigation=Mitigation(scales=(1, 3, 5))).expected_calls(0.05)

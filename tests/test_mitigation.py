@@ -12,7 +12,8 @@ from qbo.noise.snapshot import load_snapshot
 from qbo.execution.aer import AerExecutor
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import ORACLE_KEY, POWER_KEY, cache_key
-from qbo.mitigation import Confusion, Mitigation, folded_oracle_calls, folded_power_circuit, make_mitigation
+from qbo.grover import oracle_calls
+from qbo.mitigation import Confusion, Mitigation, folded_power_circuit, make_mitigation
 from qbo.mitigation.extrapolation import coefficients
 from qbo.oracles import bernoulli, discrete
 from qbo.qmc import IterativeAmplitudeEstimation
@@ -32,7 +33,7 @@ def test_folded_oracle_calls_are_exact(k, scale):
     oracle = bernoulli(0.3)
     angle = 2 * math.asin(math.sqrt(0.3))
     circuit = folded_power_circuit(oracle, k, scale)
-    assert _calls_of_a(circuit, angle) == scale * (2 * k + 1) == folded_oracle_calls(k, 1, scale)
+    assert _calls_of_a(circuit, angle) == scale * (2 * k + 1) == oracle_calls(k, 1, scale)
     assert Round(k, 10, 3, scale).oracle_calls == 10 * scale * (2 * k + 1)
     # same unitary and the same calls as Mitiq's global folding (which drops the barriers)
     from mitiq.zne.scaling import fold_global
@@ -199,7 +200,7 @@ def test_rem_reads_the_confusion_of_the_qubit_every_folded_circuit_measures():
     """With a 3-qubit entangled oracle the router may move the objective off its initial
     physical qubit; REM must use the confusion of the qubit actually measured, in every
     folded circuit of every round (not of layout[objective])."""
-    from qbo.mitigation.readout import measured_qubit, snapshot_confusion
+    from qbo.noise.readout import measured_qubit, snapshot_confusion
 
     bench = _bench_noise()
     for name in ("fake_fez", "fake_brisbane"):
@@ -220,7 +221,7 @@ def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
     |1 - sum_j c_j contrast(s_j)| / 2, growing with k; without REM the readout term
     max(p01, p10) comes on top. It only widens: the padded interval contains the plain one."""
     from qbo.noise.depth import circuit_noise
-    from qbo.mitigation.readout import measured_qubit, snapshot_confusion
+    from qbo.noise.readout import measured_qubit, snapshot_confusion
 
     snapshot = load_snapshot("fake_torino")
     executor = AerExecutor(snapshot, seed=3)

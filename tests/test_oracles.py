@@ -126,6 +126,7 @@ def test_grover_powers_on_aer_match_within_binomial_margin():
 def test_oracle_calls_identity():
     assert oracle_calls(0, 100) == 100
     assert oracle_calls(3, 10) == 70
+    assert oracle_calls(3, 10, scale=3) == 210
 
 
 def test_power_circuit_fences_every_oracle_call():

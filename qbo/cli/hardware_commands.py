@@ -47,10 +47,15 @@ def hardware_errors(func: F) -> F:
 
 def parse_device(backend: str) -> tuple[str, str]:
     """``ibm:NAME`` or ``fake:NAME`` -> (kind, name); one-line ValueError otherwise."""
-    kind, _, name = backend.partition(":")
-    if kind not in ("ibm", "fake") or not name:
-        raise ValueError(f"--backend must be ibm:NAME (or fake:NAME for a local dry run), got '{backend}'")
-    return kind, name
+    from qbo.execution import parse_target
+
+    try:
+        target = parse_target(backend)
+    except ValueError:
+        target = None
+    if target is None or not target.is_device:
+        raise ValueError(f"--backend must be ibm:NAME (or fake:NAME for a local dry run), got {backend[:80]!r}")
+    return target.kind, str(target.name)
 
 
 # ------------------------------------------------------------------ submit
@@ -147,11 +152,12 @@ def list_jobs(run_dir: Annotated[Path, typer.Argument(help="A hardware run folde
 def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
     """Like list, but asks the service about jobs that are not finished in the journal."""
     from qbo.execution import runtime
+    from qbo.execution import parse_target
     from qbo.execution.jobs import PENDING
     from qbo.experiments.config import load_config
 
     jobs = _journal_jobs(run_dir)
-    kind = load_config(run_dir / "config.toml").target.partition(":")[0]
+    kind = parse_target(load_config(run_dir / "config.toml").target).kind
     connection = runtime.connect(kind) if any(j["status"] in PENDING for j in jobs) else None
     for job in jobs:
         state = job["status"]

@@ -31,20 +31,15 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
-    from qbo.execution import make_executor
+    from qbo.execution import make_executor, parse_target
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
 
-    estimator = make_estimator(method, epsilon, alpha, shots)
+    parsed = parse_target(target)
     the_oracle = parse_oracle(oracle)
-    if calibration_aware and method == "iae":
-        from qbo.noise.depth import CalibrationAwareIAE
-        from qbo.mitigation import snapshot_for_target
-
-        snapshot = snapshot_for_target(target)
-        if snapshot is not None:
-            estimator = CalibrationAwareIAE(estimator, snapshot)
-    result = estimator.estimate(the_oracle, make_executor(target, seed))
+    snapshot = parsed.snapshot() if calibration_aware else None
+    estimator = make_estimator(method, epsilon, alpha, shots, snapshot=snapshot)
+    result = estimator.estimate(the_oracle, make_executor(parsed, seed))
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")

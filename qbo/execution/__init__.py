@@ -2,6 +2,6 @@
 
 from qbo.execution.base import Counts, Executor, ones
 from qbo.execution.exact import ExactExecutor
-from qbo.execution.targets import TARGET_FORMS, make_executor
+from qbo.execution.targets import TARGET_FORMS, Target, make_executor, parse_target
 
-__all__ = ["Counts", "ExactExecutor", "Executor", "TARGET_FORMS", "make_executor", "ones"]
+__all__ = ["Counts", "ExactExecutor", "Executor", "TARGET_FORMS", "Target", "make_executor", "parse_target", "ones"]

@@ -1,20 +1,77 @@
-"""Parse a target string into an executor.
+"""Targets: the one parser of target strings, and the executor each one names.
 
-Targets: ``exact`` | ``aer`` | ``aer:CALIBRATION`` | ``fake:BACKEND`` | ``ibm:BACKEND``.
+Forms: ``exact`` | ``aer`` | ``aer:CALIBRATION`` | ``fake:BACKEND`` | ``ibm:BACKEND``. A
+CALIBRATION is a snapshot name (``qbo calibrations list``) or a snapshot file path; a BACKEND
+is an IBM backend name (``ibm_torino``) or a qiskit-ibm-runtime fake backend (``FakeTorino``).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from qbo.execution.base import Executor
+from qbo.noise.snapshot import Snapshot, export_from_fake, load_snapshot
 
 TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"
+KINDS = ("exact", "aer", "fake", "ibm")
+_BACKEND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")
+_MAX_PATH = 4096
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target: ``kind`` one of KINDS, ``name`` the calibration or backend (None for
+    ``exact`` and plain ``aer``)."""
+
+    kind: str
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return self.kind if self.name is None else f"{self.kind}:{self.name}"
+
+    @property
+    def is_device(self) -> bool:
+        """Runs through qiskit-ibm-runtime (``fake:`` local mode or ``ibm:`` hardware)."""
+        return self.kind in ("fake", "ibm")
+
+    def snapshot(self) -> Snapshot | None:
+        """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
+        if self.kind == "aer" and self.name:
+            return load_snapshot(self.name)
+        if self.kind == "fake":
+            return export_from_fake(self.name or "")
+        return None
+
+
+def parse_target(text: object) -> Target:
+    """Parse a target string; a one-line ValueError names the value and the forms expected."""
+    if not isinstance(text, str):
+        raise ValueError(f"target must be a string, expected {TARGET_FORMS}, got {repr(text)[:80]}")
+    kind, colon, name = text.partition(":")
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    if kind not in KINDS or (kind == "exact" and colon):
+        raise ValueError(f"unknown target {shown!r}, expected {TARGET_FORMS}")
+    if not colon:
+        if kind in ("fake", "ibm"):
+            raise ValueError(f"target {shown!r} needs a backend name, expected {kind}:BACKEND")
+        return Target(kind)
+    if kind == "aer":
+        if not name or len(name) > _MAX_PATH or any(c.isspace() or not c.isprintable() for c in name):
+            raise ValueError(f"target {shown!r}: expected aer:CALIBRATION, a snapshot name or file path")
+        return Target(kind, name)
+    if not _BACKEND_NAME.fullmatch(name):
+        raise ValueError(
+            f"target {shown!r}: expected {kind}:BACKEND, a backend name of letters, digits, '_' or '-' "
+            "(at most 100 characters)"
+        )
+    return Target(kind, name)
 
 
 def make_executor(
-    target: str, seed: int | None = None, *, run_dir: str | os.PathLike | None = None,
+    target: str | Target, seed: int | None = None, *, run_dir: str | os.PathLike | None = None,
     mode: str | None = None, connection: Any = None, retry: Any = None,
 ) -> Executor:
     """Build the executor for ``target``; one-line ValueError for an unknown target.
@@ -27,24 +84,21 @@ def make_executor(
     * ``connection``: replaces ``qbo.execution.runtime.connect(kind)`` (tests);
     * ``retry``: a :class:`~qbo.execution.jobs.RetryPolicy` (overrides the run folder's).
     """
-    kind, _, name = target.partition(":")
-    if target == "exact":
+    parsed = target if isinstance(target, Target) else parse_target(target)
+    if parsed.kind == "exact":
         from qbo.execution.exact import ExactExecutor
 
         return ExactExecutor(seed)
-    if kind == "aer":
-        from qbo.noise.snapshot import load_snapshot
+    if parsed.kind == "aer":
         from qbo.execution.aer import AerExecutor
 
-        return AerExecutor(load_snapshot(name) if name else None, seed)
-    if kind in ("fake", "ibm") and name:
-        from qbo.execution import runtime
-        from qbo.execution.jobs import JobJournal, read_settings
+        return AerExecutor(parsed.snapshot(), seed)
+    from qbo.execution import runtime
+    from qbo.execution.jobs import JobJournal, read_settings
 
-        saved_mode, saved_retry = read_settings(run_dir) if run_dir is not None else ("job", None)
-        journal = JobJournal.in_run_dir(run_dir) if run_dir is not None else None
-        return runtime.RuntimeExecutor(
-            connection if connection is not None else runtime.connect(kind), name, target,
-            mode=mode or saved_mode, seed=seed, journal=journal, retry=retry or saved_retry,
-        )
-    raise ValueError(f"unknown target '{target}', expected {TARGET_FORMS}")
+    saved_mode, saved_retry = read_settings(run_dir) if run_dir is not None else ("job", None)
+    journal = JobJournal.in_run_dir(run_dir) if run_dir is not None else None
+    return runtime.RuntimeExecutor(
+        connection if connection is not None else runtime.connect(parsed.kind), parsed.name, str(parsed),
+        mode=mode or saved_mode, seed=seed, journal=journal, retry=retry or saved_retry,
+    )

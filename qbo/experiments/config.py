@@ -30,6 +30,8 @@ from typing import Any
 
 import tomli_w
 
+from qbo.execution.targets import parse_target
+
 from qbo.experiments.accounting import ACCOUNTINGS
 
 LEFTOVERS = ("recommend", "stop")
@@ -63,6 +65,7 @@ class ExperimentConfig:
         _check_int("budget", self.budget, 1)
         _check_int("trials", self.trials, 1)
         _check_int("seed", self.seed, 0)
+        parse_target(self.target)  # one-line ValueError naming the target and the forms expected
         _check_choice("estimator", self.estimator, ESTIMATORS)
         _check_choice("accounting", self.accounting, ACCOUNTINGS)
         _check_choice("leftover", self.leftover, LEFTOVERS)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms import make_policy
-from qbo.execution import make_executor
+from qbo.execution import make_executor, parse_target
 from qbo.execution.base import Executor
 from qbo.experiments.config import ExperimentConfig, load_config
 from qbo.experiments.defaults import policy_options
@@ -120,9 +120,9 @@ def _mitigation(config: ExperimentConfig):
     """The Mitigation for config.mitigation on config.target (None for 'none')."""
     if config.mitigation == "none":
         return None
-    from qbo.mitigation import make_mitigation, snapshot_for_target
+    from qbo.mitigation import make_mitigation
 
-    snapshot = snapshot_for_target(config.target)
+    snapshot = parse_target(config.target).snapshot()
     if snapshot is None:
         raise ValueError(f"mitigation '{config.mitigation}' needs a device model target (aer:NAME or fake:NAME), got '{config.target}'")
     return make_mitigation(config.mitigation, snapshot)

@@ -11,7 +11,7 @@ its shots with it (``qbo.qmc.iae``, module docstring).
 Intervals, each at level 1 - alpha for the quantity named:
 - none: Clopper-Pearson for the noisy p_k (no mitigation, no claim about noise bias).
 - rem: Clopper-Pearson [q_l, q_h] for the observed q mapped through the exact affine
-  inverse of the known confusion matrix (``qbo.mitigation.readout``): covers the
+  inverse of the known confusion matrix (``qbo.noise.readout``): covers the
   readout-free p_k.
 - zne (+rem), Richardson / linear: the estimate Z = sum_j c_j r(q_hat_j), r the readout
   correction (identity without rem, slope 1/g with it) and q_hat_j the mean of n_j
@@ -48,50 +48,29 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Protocol
+from collections.abc import Hashable
 
 import numpy as np
 
-from qbo.noise.snapshot import Snapshot
 from qbo.execution.base import Executor, ones
 from qbo.mitigation.extrapolation import check_factory, coefficients, extrapolate
 from qbo.mitigation.folding import check_scale, folded_power_circuit
-from qbo.mitigation.readout import Confusion, measured_qubit, snapshot_confusion
+from qbo.execution.exact import ExactExecutor
+from qbo.grover import power_circuit
+from qbo.noise.depth import circuit_noise
+from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapshot_confusion
+from qbo.noise.snapshot import Snapshot
+from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
+from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
 
 NAMES = ("none", "rem", "zne", "zne+rem")
 DEFAULT_SCALES = (1, 3)
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    """Interval [p_low, p_high] and point value for the ideal p_k, and the circuits run."""
-
-    p_low: float
-    p_high: float
-    value: float
-    rounds: tuple[Round, ...]
-
-
-class RoundEstimator(Protocol):
-    """A probability estimator bound to one executor and one oracle."""
-
-    def estimate(self, k: int, shots: int, alpha: float) -> RoundResult: ...
-
-    def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]: ...
-
-
-class ProbabilityEstimator(Protocol):
-    """What IAE needs from a mitigation: a name and a binding to (executor, oracle)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def bind(self, executor: Executor, oracle: Oracle) -> RoundEstimator: ...
 
 
 @dataclass(frozen=True)
@@ -148,6 +127,18 @@ class Mitigation:
         """One round without a kept binding (convenience; IAE binds once per estimate)."""
         return self.bind(executor, oracle).estimate(k, shots, alpha)
 
+    def cost_model(self) -> tuple[Hashable, "BoundMitigation"]:
+        """The configuration the cost model runs, made explicit (``qbo.qmc.rounds``): a readout
+        confusion taken from the snapshot's best-read-out qubit (where
+        ``qbo.execution.transpile.choose_layout`` starts; the real one depends on the layout),
+        no snapshot and no bias pad (oracle-dependent; the model then underestimates a padded
+        run), bound to a stand-in exact executor, which plug-in intervals and shot splits ignore."""
+        confusion = self.confusion
+        if self.readout and confusion is None:
+            confusion = best_confusion(self.snapshot)  # type: ignore[arg-type]
+        key = replace(self, confusion=confusion, snapshot=None, bias_pad=False)
+        return key, BoundMitigation(key, ExactExecutor(seed=0), bernoulli(0.5))
+
 
 def make_mitigation(
     name: str, snapshot: Snapshot | None = None, scales: tuple[int, ...] = DEFAULT_SCALES,
@@ -166,18 +157,6 @@ def make_mitigation(
         readout=name.endswith("rem"), scales=tuple(scales) if zne else (1,),
         extrapolation=extrapolation, confusion=confusion, snapshot=snapshot, bias_pad=bias_pad,
     )
-
-
-def snapshot_for_target(target: str) -> Snapshot | None:
-    """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
-    from qbo.noise.snapshot import export_from_fake, load_snapshot
-
-    kind, _, name = target.partition(":")
-    if kind == "aer" and name:
-        return load_snapshot(name)
-    if kind == "fake" and name:
-        return export_from_fake(name)
-    return None
 
 
 @lru_cache(maxsize=64)
@@ -203,6 +182,10 @@ class BoundMitigation:
         if config.bias_pad and not self._cache_key:
             raise ValueError(f"bias_pad on target '{executor.target}' needs a transpiling executor")
         self._pads: dict[int, float] = {}
+
+    @property
+    def scales(self) -> tuple[int, ...]:
+        return self.config.scales
 
     def shots_per_scale(self, shots: int) -> list[int]:
         return [max(1, round(shots * w)) for w in self.weights]
@@ -234,9 +217,6 @@ class BoundMitigation:
         return self._pads[k]
 
     def _predicted_bias(self, k: int) -> float:
-        from qbo.noise.depth import circuit_noise
-        from qbo.mitigation.readout import snapshot_confusion
-
         snapshot = self.config.snapshot
         compiled = [self.executor.compiled(folded_power_circuit(self.oracle, k, s, True)) for s in self.config.scales]  # type: ignore[attr-defined]
         noise = [circuit_noise(snapshot, c) for c in compiled]  # type: ignore[arg-type]
@@ -284,8 +264,6 @@ class BoundMitigation:
 
 
 def _safe_exp(scales: tuple[int, ...], values: np.ndarray) -> float:
-    import warnings
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -306,6 +284,4 @@ def _confusion(config: Mitigation, executor: Executor, oracle: Oracle) -> Confus
     compiled = getattr(executor, "compiled", None)
     if compiled is None:
         raise ValueError(f"readout mitigation on target '{executor.target}' needs an explicit confusion")
-    from qbo.grover import power_circuit
-
     return snapshot_confusion(config.snapshot, measured_qubit(compiled(power_circuit(oracle, 0))))  # type: ignore[arg-type]

@@ -35,11 +35,6 @@ def check_scale(scale: int) -> int:
     return scale
 
 
-def folded_oracle_calls(k: int, shots: int, scale: int) -> int:
-    """Oracle calls of ``shots`` shots of Q^k A folded at ``scale``: shots * scale * (2k + 1)."""
-    return shots * check_scale(scale) * (2 * k + 1)
-
-
 def unitary_part(oracle: Oracle, k: int) -> QuantumCircuit:
     """Q^k A without its final measurement (barriers kept)."""
     return power_circuit(oracle, k).remove_final_measurements(inplace=False)

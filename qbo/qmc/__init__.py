@@ -2,20 +2,25 @@
 
 from qbo.qmc.auto import AutoEstimator
 from qbo.qmc.base import MeanEstimator
+from qbo.qmc.capped import CalibrationAwareIAE
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate, Round
+from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
+from qbo.noise.snapshot import Snapshot
 
 METHODS = ("iae", "mc", "auto")
 
 
 def make_estimator(
-    method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None, mitigation: object = None
+    method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None,
+    mitigation: ProbabilityEstimator | None = None, snapshot: Snapshot | None = None,
 ) -> MeanEstimator:
     """Estimator by name: 'iae', 'mc' or 'auto'; ``shots`` sets IAE's shots per round.
 
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds; Monte
-    Carlo and 'auto' do not support it.
+    Carlo and 'auto' do not support it. With a calibration ``snapshot`` (the target's device
+    model), IAE's Grover depth is capped by it (:class:`CalibrationAwareIAE`).
     """
     if mitigation is not None and method != "iae":
         raise ValueError(f"mitigation works with method 'iae', got method '{method}'")
@@ -23,7 +28,8 @@ def make_estimator(
     if mitigation is not None:
         iae_options["mitigation"] = mitigation
     if method == "iae":
-        return IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
+        iae = IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
+        return iae if snapshot is None else CalibrationAwareIAE(iae, snapshot)
     if method == "mc":
         return MonteCarloEstimator(epsilon, alpha)
     if method == "auto":
@@ -32,6 +38,7 @@ def make_estimator(
 
 
 __all__ = [
-    "AutoEstimator", "Estimate", "IterativeAmplitudeEstimation", "METHODS", "MeanEstimator",
-    "MonteCarloEstimator", "Round", "hoeffding_shots", "make_estimator",
+    "AutoEstimator", "CalibrationAwareIAE", "Estimate", "IterativeAmplitudeEstimation", "METHODS", "MeanEstimator",
+    "MonteCarloEstimator", "ProbabilityEstimator", "Round", "RoundEstimator", "RoundResult",
+    "hoeffding_shots", "make_estimator",
 ]

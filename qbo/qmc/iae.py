@@ -56,7 +56,7 @@ by the plug-in, the loop stops before spending anything at k_max (reached_epsilo
 the honest intersection so far). So a capped run costs the rounds that grow K (each at
 most SHOT_CAP shots) plus finishing rounds at k_max, never a string of zero-level rounds.
 
-Mitigation (``mitigation``, a ``qbo.mitigation.ProbabilityEstimator``): each round asks the
+Mitigation (``mitigation``, a ``qbo.qmc.rounds.ProbabilityEstimator``, e.g. ``qbo.mitigation.Mitigation``): each round asks the
 bound estimator for an interval of the ideal p_k at the round's level alpha_i and records
 every circuit it ran (folded circuits count scale (2k + 1) calls per shot). The schedule
 is unchanged: 'spend' sizes shots with the estimator's own plug-in interval (so a wider,
@@ -70,9 +70,8 @@ round reading its expected counts, deterministic and cached per (configuration, 
 a mitigation it runs the *mitigated* schedule: the same plug-in intervals (``plug_in``,
 e.g. the wider Hoeffding ZNE interval) and the same per-scale shot split
 (``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round. It cannot know the
-executor or the oracle, so a readout correction taken from a snapshot is modelled with the
-snapshot's best-read-out qubit (where ``qbo.execution.transpile.choose_layout`` starts), and
-the oracle-dependent ``bias_pad`` is left out (the model then underestimates a padded run).
+executor or the oracle: the mitigation supplies its own device-free cost model and cache key
+(``ProbabilityEstimator.cost_model``).
 """
 
 from __future__ import annotations
@@ -81,8 +80,8 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Hashable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -91,9 +90,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import METHODS, interval
 from qbo.qmc.result import Estimate, Round
-
-if TYPE_CHECKING:  # qbo.mitigation imports qbo.qmc; no runtime import here
-    from qbo.mitigation.estimator import ProbabilityEstimator, RoundEstimator
+from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
 
 TWO_PI = 2.0 * math.pi
 SPLITS = ("spend", "uniform", "geometric")
@@ -136,7 +133,7 @@ class IterativeAmplitudeEstimation:
     growth: float = 2.0
     final_factor: float = 2.0
     final_safety: float = 1.0
-    mitigation: "ProbabilityEstimator | None" = None
+    mitigation: ProbabilityEstimator | None = None
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -177,10 +174,13 @@ class IterativeAmplitudeEstimation:
         round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16;
         with a mitigation, the mitigated schedule and its folded calls (module docstring).
         Cached; the key is the configuration with its mitigation made explicit."""
-        return _expected_calls(_cost_config(self), float(epsilon_unit))
+        if self.mitigation is None:
+            return _expected_calls(self, None, float(epsilon_unit))
+        key, model = self.mitigation.cost_model()
+        return _expected_calls(replace(self, mitigation=None), key, float(epsilon_unit), model)
 
     def _run(
-        self, eps: float, sample: Sampler, probe: "RoundEstimator | None" = None
+        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None
     ) -> tuple[list[Round], "_State"]:
         plan = _Plan.make(self, eps, probe)
         state = _State(self.alpha, self.final_share)
@@ -209,7 +209,7 @@ class IterativeAmplitudeEstimation:
         return rounds, state
 
     def _mitigated_round(
-        self, plan: "_Plan", state: "_State", probe: "RoundEstimator", k: int
+        self, plan: "_Plan", state: "_State", probe: RoundEstimator, k: int
     ) -> tuple[Round, ...] | None:
         """One round through a mitigation: a fresh interval at this round's level (None: stop,
         as ``_Plan.spend`` decides)."""
@@ -431,16 +431,27 @@ def _amplitude_width(thetas: tuple[float, float]) -> float:
     return math.sin(thetas[1]) ** 2 - math.sin(thetas[0]) ** 2
 
 
-@lru_cache(maxsize=256)
-def _expected_calls(config: IterativeAmplitudeEstimation, eps: float) -> float:
-    calls = []
-    bound = None if config.mitigation is None else _bind_for_cost(config.mitigation)
-    for j in range(16):
-        theta = math.asin(math.sqrt((j + 0.5) / 16))
-        probe = None if bound is None else _ExpectedProbe(bound, theta)
-        rounds, _ = config._run(eps, _expected_sampler(theta), probe)
-        calls.append(sum(r.oracle_calls for r in rounds))
-    return float(np.mean(calls))
+_COST_CACHE: dict[tuple[IterativeAmplitudeEstimation, Hashable, float], float] = {}
+_COST_CACHE_SIZE = 256
+
+
+def _expected_calls(
+    config: IterativeAmplitudeEstimation, key: Hashable, eps: float, model: RoundEstimator | None = None
+) -> float:
+    """Mean calls over 16 amplitudes of the (mitigated, if ``model``) schedule; cached per
+    (configuration without its mitigation, the mitigation's cost key, eps)."""
+    cache_key = (config, key, eps)
+    if cache_key not in _COST_CACHE:
+        if len(_COST_CACHE) >= _COST_CACHE_SIZE:
+            _COST_CACHE.clear()
+        calls = []
+        for j in range(16):
+            theta = math.asin(math.sqrt((j + 0.5) / 16))
+            probe = None if model is None else _ExpectedProbe(model, theta)
+            rounds, _ = config._run(eps, _expected_sampler(theta), probe)
+            calls.append(sum(r.oracle_calls for r in rounds))
+        _COST_CACHE[cache_key] = float(np.mean(calls))
+    return _COST_CACHE[cache_key]
 
 
 def _expected_sampler(theta: float) -> Sampler:
@@ -449,35 +460,6 @@ def _expected_sampler(theta: float) -> Sampler:
         return Round(k=k, shots=shots, ones=round(shots * p))
 
     return sample
-
-
-def _cost_config(config: IterativeAmplitudeEstimation) -> IterativeAmplitudeEstimation:
-    """The configuration the cost model runs (and its cache key): the mitigation made
-    explicit, i.e. a readout confusion taken from the snapshot (which the mitigation's own
-    equality ignores) and no bias pad (module docstring)."""
-    mitigation = config.mitigation
-    if mitigation is None or not all(hasattr(mitigation, f) for f in ("readout", "confusion", "snapshot", "bias_pad")):
-        return config
-    confusion = mitigation.confusion
-    if mitigation.readout and confusion is None:
-        confusion = _best_confusion(mitigation.snapshot)
-    return replace(config, mitigation=replace(mitigation, confusion=confusion, snapshot=None, bias_pad=False))
-
-
-def _best_confusion(snapshot: Any) -> Any:
-    from qbo.mitigation.readout import snapshot_confusion
-
-    best = min(range(snapshot.num_qubits), key=lambda q: (snapshot.qubits[q].readout_error, q))
-    return snapshot_confusion(snapshot, best)
-
-
-def _bind_for_cost(mitigation: "ProbabilityEstimator") -> "RoundEstimator":
-    """The mitigation bound to a stand-in (exact executor, any oracle): its plug-in interval
-    and shot split depend on neither once the confusion is explicit."""
-    from qbo.execution.exact import ExactExecutor
-    from qbo.oracles import bernoulli
-
-    return mitigation.bind(ExactExecutor(seed=0), bernoulli(0.5))
 
 
 @dataclass(frozen=True)
@@ -492,10 +474,8 @@ class _Expected:
 class _ExpectedProbe:
     """A bound mitigation's plug-in interval and shot split at a fixed theta (cost model)."""
 
-    def __init__(self, bound: "RoundEstimator", theta: float) -> None:
+    def __init__(self, bound: RoundEstimator, theta: float) -> None:
         self.bound, self.theta = bound, theta
-        config = getattr(bound, "config", None)
-        self.scales = tuple(getattr(config, "scales", (1,)))
 
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
         return self.bound.plug_in(k, p, shots, alpha)
@@ -503,10 +483,8 @@ class _ExpectedProbe:
     def estimate(self, k: int, shots: int, alpha: float) -> _Expected:
         p = math.sin((2 * k + 1) * self.theta) ** 2
         low, high = self.bound.plug_in(k, p, shots, alpha)
-        split = getattr(self.bound, "shots_per_scale", None)
-        per_scale = split(shots) if split is not None else [shots]
-        scales = self.scales if len(self.scales) == len(per_scale) else (1,) * len(per_scale)
-        rounds = tuple(Round(k=k, shots=n, ones=round(n * p), scale=s) for s, n in zip(scales, per_scale))
+        per_scale = self.bound.shots_per_scale(shots)
+        rounds = tuple(Round(k=k, shots=n, ones=round(n * p), scale=s) for s, n in zip(self.bound.scales, per_scale))
         return _Expected(low, high, rounds)
 
 

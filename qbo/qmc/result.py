@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from qbo.grover import oracle_calls
+
 
 @dataclass(frozen=True)
 class Round:
@@ -21,9 +23,8 @@ class Round:
 
     @property
     def oracle_calls(self) -> int:
-        """shots * scale * (2k + 1): A once, then A and A^dagger inside each of the k Grover
-        steps, and every fold of Q^k A repeats all 2k + 1 calls (as A^dagger or A)."""
-        return self.shots * self.scale * (2 * self.k + 1)
+        """shots * scale * (2k + 1) (``qbo.grover.oracle_calls``)."""
+        return oracle_calls(self.k, self.shots, self.scale)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""Readout-error mitigation of one measured qubit with ``mitiq.rem`` (Maciejewski et al. 2020).
+"""The readout channel of one measured qubit, and its inversion with ``mitiq.rem`` (Maciejewski et al. 2020).
+
+A noise concept (the noise-aware likelihoods and the depth model use the forward channel); readout-error
+mitigation (``qbo.mitigation``) uses the inverse.
 
 A measurement of the objective qubit reads the wrong bit with p01 = P(read 1 | prepared 0)
 (calibration field ``prob_meas1_prep0``) and p10 = P(read 0 | prepared 1)
@@ -63,6 +66,12 @@ def snapshot_confusion(snapshot: Snapshot, physical_qubit: int) -> Confusion:
     p01 = q.prob_meas1_prep0 if q.prob_meas1_prep0 is not None else q.readout_error
     p10 = q.prob_meas0_prep1 if q.prob_meas0_prep1 is not None else q.readout_error
     return Confusion(float(p01), float(p10))
+
+
+def best_confusion(snapshot: Snapshot) -> Confusion:
+    """The confusion of the snapshot's best-read-out qubit (lowest readout_error, then index)."""
+    best = min(range(snapshot.num_qubits), key=lambda q: (snapshot.qubits[q].readout_error, q))
+    return snapshot_confusion(snapshot, best)
 
 
 def measured_qubit(compiled) -> int:
