@@ -144,6 +144,56 @@ def write_results(out: Path, config: ExperimentConfig, records: list[dict[str, A
     plot_regret(records, config, out / "regret.png")
 
 
+# --- the per-unit seam (issue 13): any process may run any unit; the folder is the record ---
+
+
+def units(config: ExperimentConfig) -> list[Unit]:
+    """Every unit of the run, in the order ``merge`` writes them."""
+    return [Unit(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
+
+
+def prepare(config: ExperimentConfig, out_dir: str | Path) -> None:
+    """Check the experiment (one-line ValueError on bad input) and claim the run folder."""
+    check_experiment(config)
+    _claim(Path(out_dir), config)
+
+
+def unit_done(out_dir: str | Path, unit: Unit) -> bool:
+    """True when the unit's journal in ``out_dir`` says it finished."""
+    return UnitJournal(Path(out_dir) / "units" / f"{unit.key}.jsonl").read()[1]
+
+
+def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
+             on_progress: ProgressCallback | None = None) -> None:
+    """Run one unit to its end, or continue it from its journal, with its own problem and
+    executor (its random numbers come from the unit's seed alone)."""
+    out = Path(out_dir)
+    settings = StageSettings(
+        config.budget, config.estimator, config.accounting, config.leftover, _mitigation(config), config.weights
+    )
+    executor = make_executor(config.target, seed=config.seed, run_dir=out)
+    try:
+        _run_unit(unit, problem_for_trial(config, unit.trial), executor, config, settings, out, on_progress)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+
+
+def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]:
+    """stages.jsonl, summary.csv and regret.png from the finished unit journals, in ``units``
+    order (so the files do not depend on which process ran what, or when)."""
+    out = Path(out_dir)
+    records: list[dict[str, Any]] = []
+    for unit in units(config):
+        lines, done = UnitJournal(out / "units" / f"{unit.key}.jsonl").read()
+        if not done:
+            raise ValueError(f"unit {unit.key} of '{out}' is not finished; resume the run")
+        records.extend({"trial": unit.trial, "algorithm": unit.algorithm} | _public(line) for line in lines)
+    write_results(out, config, records)
+    return records
+
+
 def _claim(out: Path, config: ExperimentConfig) -> None:
     path = out / "config.toml"
     if path.exists():

@@ -80,6 +80,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from collections.abc import Hashable
 from typing import Any, Literal
 
