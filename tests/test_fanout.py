@@ -124,3 +124,20 @@ def test_kill_9_during_a_fanned_out_run_then_resume_gives_identical_files(tmp_pa
     resumed = CliRunner().invoke(app, ["run", "--resume", str(out), "--workers", "2"])
     assert resumed.exit_code == 0, resumed.output
     assert files(out, FILES + ("regret.png",)) == files(tmp_path / "clean", FILES + ("regret.png",))
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_fan_out_keeps_job_order_in_process():
+    from qbo.experiments.fanout import fan_out
+
+    assert fan_out(_square, [3, 1, 2]) == [9, 1, 4]
+
+
+@pytest.mark.slow
+def test_fan_out_keeps_job_order_on_two_workers():
+    from qbo.experiments.fanout import fan_out
+
+    assert fan_out(_square, list(range(7)), workers=2, processes=False) == [x * x for x in range(7)]

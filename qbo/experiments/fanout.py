@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,23 @@ def run_fanned_out(
                 if on_unit:
                     on_unit(futures[future].key, done, len(everything))
     return merge(config, out)
+
+
+def fan_out(
+    fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int = 1, scheduler: str | None = None,
+    processes: bool = True,
+) -> list[Any]:
+    """``[fn(job) for job in jobs]``, in this process (``workers=1``, no scheduler) or on the
+    same Dask clusters as ``run_fanned_out``; results in job order. For grids of independent
+    jobs (bench/), where ``fn`` and the jobs must pickle and ``fn`` must be deterministic in
+    its job, so results do not depend on the workers."""
+    check_workers(workers)
+    address = parse_scheduler(scheduler) if scheduler is not None else None
+    if address is None and workers == 1:
+        return [fn(job) for job in jobs]
+    _dask()
+    with _client(workers, address, processes) as client:
+        return client.gather(client.map(fn, list(jobs), pure=False))
 
 
 def _check_target(config: ExperimentConfig) -> None:
