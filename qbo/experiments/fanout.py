@@ -121,10 +121,6 @@ def _check_target(config: ExperimentConfig) -> None:
     kind = config.target.partition(":")[0]
     if kind in ("ibm", "fake"):
         raise ValueError(f"--workers/--scheduler run simulator targets (exact, aer, aer:NAME), got '{config.target}'")
-    from qbo.timevarying.runner import is_tv_problem
-
-    if is_tv_problem(config.problem):
-        raise ValueError(f"--workers/--scheduler do not run time-varying problems yet, got '{config.problem}'")
 
 
 def _dask() -> None:

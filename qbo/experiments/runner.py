@@ -154,6 +154,10 @@ def units(config: ExperimentConfig) -> list[Unit]:
 
 def prepare(config: ExperimentConfig, out_dir: str | Path) -> None:
     """Check the experiment (one-line ValueError on bad input) and claim the run folder."""
+    from qbo.timevarying.runner import is_tv_problem  # builds on this module
+
+    if is_tv_problem(config.problem):
+        raise ValueError(f"--workers/--scheduler do not run time-varying problems yet, got '{config.problem}'")
     check_experiment(config)
     _claim(Path(out_dir), config)
 
