@@ -167,23 +167,6 @@ def test_cholesky_and_alpha_match_dense():
     np.testing.assert_allclose(gp.alpha, np.linalg.solve(A, sw * Y), rtol=0, atol=TOL)
 
 
-def test_candidate_cache_equals_batch():
-    X, Y, eps, Xq = _data(seed=3, m=200)
-    k = _kernel("se")
-    gp = WeightedGP(k, LAM, candidates=Xq)
-    late = WeightedGP(k, LAM)
-    for i in range(len(Y)):
-        gp.add(X[i], Y[i], eps[i])
-        late.add(X[i], Y[i], eps[i])
-        if i == 10:
-            late.set_candidates(Xq)
-        ref = weighted_posterior_batch(k, X[: i + 1], Y[: i + 1], eps[: i + 1], LAM, Xq)
-        for model in [gp] + ([late] if i >= 10 else []):
-            mean, var = model.posterior_candidates()
-            np.testing.assert_allclose(mean, ref[0], rtol=0, atol=TOL)
-            np.testing.assert_allclose(var, ref[1], rtol=0, atol=TOL)
-
-
 def test_prior_when_empty():
     k = _kernel("matern32")
     Xq = _data()[3]

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from qbo.algorithms import make_policy
+from qbo.gp.forgetting import ForgettingArmPosterior, direct_forgetting_posterior
 from qbo.timevarying import (
-    TVConfig, TVPolicy, TVPosterior, TVQuery, ar1_coefficients, biased_time, decay,
-    direct_posterior, drifting_oracle, lognormal_mean, make_product_kernel, make_tv_problem,
+    TVConfig, TVPolicy, TVQuery, ar1_coefficients, biased_time, decay,
+    drifting_oracle, lognormal_mean, make_product_kernel, make_tv_problem,
     quadrature_lognormal_mean, run_tv_experiment,
 )
 from qbo.timevarying.qpolicy import QCTVConfig, QCTVGPUCB
@@ -38,7 +39,7 @@ def _run(policy, rng_seed: int, rounds: int, times: np.ndarray, f: np.ndarray) -
 def test_closed_form_future_posterior_matches_direct(arms):
     rng = np.random.default_rng(0)
     pk = make_product_kernel("matern52", 0.3, 1.0, 0.05)
-    post = TVPosterior(pk.space(arms, arms), 0.05, 0.01)
+    post = ForgettingArmPosterior(pk.space(arms, arms), 0.05, 0.01)
     idx, taus, ys = [], [], []
     for _ in range(15):
         post.advance(float(rng.uniform(0.2, 6.0)))
@@ -47,7 +48,7 @@ def test_closed_form_future_posterior_matches_direct(arms):
         idx.append(j), taus.append(post.tau), ys.append(y)
     for t in (0.0, 1.3, 7.0):
         mean, var = post.future(t)
-        m_d, v_d = direct_posterior(pk, arms[idx], np.array(taus), np.array(ys), 0.01, arms,
+        m_d, v_d = direct_forgetting_posterior(pk, arms[idx], np.array(taus), np.array(ys), 0.01, arms,
                                     np.full(len(arms), post.tau + t))
         np.testing.assert_allclose(mean, m_d, rtol=0, atol=1e-12)
         np.testing.assert_allclose(var, v_d, rtol=0, atol=1e-12)
@@ -145,7 +146,7 @@ def test_runner_writes_files(tmp_path):
     (lambda: TVPolicy("ctv-fixed", np.eye(2)), "needs the known evaluation times"),
     (lambda: make_tv_problem(times="skewed", grid_size=3), "times must be one of .* got 'skewed'"),
     (lambda: make_tv_problem(noise=-1.0, grid_size=3), "noise must be a finite number > 0, got -1.0"),
-    (lambda: TVPosterior(np.eye(3), 0.1, 0.01).advance(-2.0), "dt must be a finite number >= 0, got -2.0"),
+    (lambda: ForgettingArmPosterior(np.eye(3), 0.1, 0.01).advance(-2.0), "dt must be a finite number >= 0, got -2.0"),
     (lambda: drifting_oracle(0.0, "poisson"), "oracle kind must be one of .* got 'poisson'"),
     (lambda: QCTVConfig(estimator="qpe"), "estimator must be one of .* got 'qpe'"),
     (lambda: run_tv_experiment({"problem": "tv-synthetic", "algorithms": ["ctv-x"]}, "/tmp/unused"),

@@ -13,7 +13,7 @@ deterministic given config + tells).
 from qbo.algorithms.base import Policy, PolicyBase, Query
 from qbo.algorithms.gp_ucb import GPUCB, QGPUCB, GPUCBConfig, QGPUCBConfig
 from qbo.algorithms.linucb import LinUCB, LinUCBConfig, QLinUCB, QLinUCBConfig
-from qbo.algorithms.models import ExactArmModel, FeatureArmModel, GPModelConfig, default_m_bar
+from qbo.algorithms.models import GPModelConfig, default_m_bar
 from qbo.algorithms.registry import POLICIES, POLICY_NAMES, make_policy, restore_policy
 
 __all__ = [
@@ -21,8 +21,6 @@ __all__ = [
     "POLICIES",
     "POLICY_NAMES",
     "QGPUCB",
-    "ExactArmModel",
-    "FeatureArmModel",
     "GPModelConfig",
     "GPUCBConfig",
     "LinUCB",

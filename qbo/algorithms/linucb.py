@@ -19,8 +19,8 @@ import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
 from qbo.algorithms.gp_ucb import resolve_alpha
-from qbo.algorithms.models import NOISE_CASES, FeatureArmModel
-from qbo.gp.features import IdentityFeatures
+from qbo.algorithms.models import NOISE_CASES
+from qbo.gp.features import FeatureArmModel, IdentityFeatures
 
 __all__ = ["LinUCB", "LinUCBConfig", "QLinUCB", "QLinUCBConfig"]
 

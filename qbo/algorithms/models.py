@@ -1,29 +1,31 @@
 """Surrogate models over a finite arm set, and the stage-count bound m_bar.
 
-Two interchangeable weighted-GP surrogates (both implement Dai et al. Eq. (3)):
+Every surrogate is a ``qbo.gp.ArmModel`` (Dai et al. Eq. (3)); ``GPModelConfig.model`` picks:
 
-* ``"exact"``: ``qbo.gp.ArmPosterior`` on the exact kernel Gram matrix of the arms, O(m^2)
-  per observation (Sherman-Morrison), independent of the number of observations.
-* ``"rff"``: ``qbo.gp.WeightedFeatureGP`` with M random Fourier features (Dai et al. App. J,
+* ``"exact"`` (default): the exact posterior, rank-one ``qbo.gp.ArmPosterior`` below
+  ``CHOLESKY_MIN_ARMS`` arms and ``qbo.gp.CholeskyArmPosterior`` from there on (the faster of
+  the two at that size, ``bench/gp_models.py``; both agree to rounding).
+* ``"exact-rank-one"``: ``ArmPosterior``, O(m^2) time and memory per observation.
+* ``"exact-cholesky"``: ``CholeskyArmPosterior``, O(m s) for s distinct observed arms.
+* ``"rff"``: ``qbo.gp.FeatureArmModel`` with M random Fourier features (Dai et al. App. J,
   feature form App. A Eq. (6)), O(M^2) per observation and O(m M^2) per posterior.
 
-Both expose ``add(arm, y, eps)``, ``posterior() -> (mean (m), var (m))``,
-``information_gain`` and the two constants the m_bar bound needs (``feature_dim`` D and
-``max_feature_norm_sq`` = max_x ||phi(x)||^2 = max_x k(x, x) over the arms).
+See docs/models.md for where each is the right choice.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from qbo.algorithms.base import check_float, check_int_opt
 from qbo.gp.arms import ArmPosterior
-from qbo.gp.features import FeatureMap, RandomFourierFeatures, WeightedFeatureGP
+from qbo.gp.cholesky import CholeskyArmPosterior
+from qbo.gp.features import FeatureArmModel, RandomFourierFeatures
 from qbo.gp.kernels import KERNEL_NAMES, make_kernel
+from qbo.gp.model import ArmModel
 from qbo.lengthscale.growth import default_t0
 from qbo.lengthscale.spec import LengthscaleSpec, parse_lengthscale
 from qbo.lengthscale.surrogates import (
@@ -36,74 +38,19 @@ from qbo.lengthscale.surrogates import (
 )
 
 __all__ = [
-    "ArmModel",
-    "ExactArmModel",
-    "FeatureArmModel",
+    "CHOLESKY_MIN_ARMS",
     "GPModelConfig",
+    "MODEL_NAMES",
     "NOISE_CASES",
     "build_gp_model",
     "build_surrogate",
     "default_m_bar",
 ]
 
-MODEL_NAMES: tuple[str, ...] = ("exact", "rff")
+MODEL_NAMES: tuple[str, ...] = ("exact", "exact-rank-one", "exact-cholesky", "rff")
 NOISE_CASES: tuple[str, ...] = ("bounded", "variance")
-
-
-class ArmModel(Protocol):
-    """A weighted posterior over m fixed arms."""
-
-    lam: float
-    feature_dim: int
-    max_feature_norm_sq: float
-
-    def add(self, arm: int, y: float, eps: float) -> None: ...
-
-    def posterior(self) -> tuple[np.ndarray, np.ndarray]: ...
-
-    @property
-    def information_gain(self) -> float: ...
-
-
-class ExactArmModel(ArmPosterior):
-    """``ArmPosterior`` plus the m_bar constants: D = m (rank K <= m), max k(x, x)."""
-
-    @property
-    def feature_dim(self) -> int:
-        """Rank bound of the Gram matrix: the number of arms."""
-        return self.num_arms
-
-    @property
-    def max_feature_norm_sq(self) -> float:
-        """``max_i K_ii`` (``||phi(x_i)||^2`` for ``phi = rows of K^{1/2}``)."""
-        return float(np.max(np.diag(self._K)))
-
-
-class FeatureArmModel:
-    """``WeightedFeatureGP`` (Dai et al. App. A Eq. (6)) evaluated on a fixed arm set (m x d)."""
-
-    def __init__(self, feature_map: FeatureMap, arms: np.ndarray, lam: float) -> None:
-        self.gp = WeightedFeatureGP(feature_map, lam)
-        self.lam = self.gp.lam
-        self.arms = np.asarray(arms, dtype=float)
-        self.Phi = feature_map(self.arms)
-        self.feature_dim = feature_map.num_features
-        self.max_feature_norm_sq = float(np.max(np.einsum("ij,ij->i", self.Phi, self.Phi)))
-
-    def add(self, arm: int, y: float, eps: float) -> None:
-        """Condition on ``y`` at arm index ``arm`` with weight ``1/eps^2``; O(M^2)."""
-        self.gp.add(self.arms[arm], y, eps)
-
-    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """Eq. (6) at every arm: ``mean = Phi theta``, ``var = lam ||phi||^2_{V^-1}``."""
-        mean = self.Phi @ self.gp.theta
-        var = self.lam * np.einsum("ij,ij->i", self.Phi @ self.gp.V_inv, self.Phi)
-        return mean, np.maximum(var, 0.0)
-
-    @property
-    def information_gain(self) -> float:
-        """``1/2 log(det V / det V_0)`` (Dai et al. App. D Eq. (26))."""
-        return self.gp.information_gain
+# from this many arms on, "exact" means CholeskyArmPosterior (measured by bench/gp_models.py)
+CHOLESKY_MIN_ARMS = 2000
 
 
 @dataclass(frozen=True)
@@ -117,8 +64,8 @@ class GPModelConfig:
     ``"fixed:V"``, ``"mle[:V]"``, ``"mle+outputscale[:V]"``, ``"lb[:THETA0]"`` (LB-GP-UCB,
     Ziomek et al. 2024 Alg. 1) or ``"a-gp-ucb[:THETA0]"`` (Berkenkamp et al. 2019).
     ``outputscale`` 1.0 (k <= 1, Sec. 3.1; App. J AutoML used 0.5).  ``model``:
-    ``"exact"`` (default) or ``"rff"`` with ``num_features`` M (100 synthetic, 200 AutoML)
-    drawn with ``seed``.  Length-scale tuning (ignored by ``fixed``): ``growth_t0`` t0 and
+    ``"exact"`` (default; ``"exact-rank-one"`` / ``"exact-cholesky"`` force one exact form)
+    or ``"rff"`` with ``num_features`` M (100 synthetic, 200 AutoML) drawn with ``seed``.  Length-scale tuning (ignored by ``fixed``): ``growth_t0`` t0 and
     ``growth_power`` p of ``g(t) = max(t0, t^p)`` (None -> ``e^{5/d}``, Ziomek et al. Sec. 5),
     ``lb_norm`` N of ``B(theta, N)`` (Sec. 2), ``mle_every``: refit after every k-th tell.
     """
@@ -161,8 +108,8 @@ class GPModelConfig:
         check_int_opt("mle_every", self.mle_every)
         if spec.adaptive and self.kernel == "linear":
             raise ValueError(f"lengthscale {self.lengthscale!r} needs an SE or Matern kernel, got kernel='linear'")
-        if spec.mode in ("mle", "mle+outputscale", "a-gp-ucb") and self.model != "exact":
-            raise ValueError(f"lengthscale {self.lengthscale!r} needs model='exact', got model={self.model!r}")
+        if spec.mode in ("mle", "mle+outputscale", "a-gp-ucb") and self.model == "rff":
+            raise ValueError(f"lengthscale {self.lengthscale!r} needs an exact model, got model={self.model!r}")
 
 
 def build_gp_model(config: GPModelConfig, arms: np.ndarray, lam: float,
@@ -171,10 +118,12 @@ def build_gp_model(config: GPModelConfig, arms: np.ndarray, lam: float,
     ``lengthscale`` overrides the config's (needed when that is a mode string)."""
     theta = config.lengthscale_spec.value if lengthscale is None else lengthscale
     kernel = make_kernel(config.kernel, theta, config.outputscale)
-    if config.model == "exact":
-        return ExactArmModel(kernel(arms, arms), lam)
-    rff = RandomFourierFeatures(kernel, config.num_features, arms.shape[1], seed=config.seed)
-    return FeatureArmModel(rff, arms, lam)
+    if config.model == "rff":
+        rff = RandomFourierFeatures(kernel, config.num_features, arms.shape[1], seed=config.seed)
+        return FeatureArmModel(rff, arms, lam)
+    if config.model == "exact-cholesky" or (config.model == "exact" and arms.shape[0] >= CHOLESKY_MIN_ARMS):
+        return CholeskyArmPosterior(kernel, arms, lam)
+    return ArmPosterior(kernel(arms, arms), lam)
 
 
 def build_surrogate(config: GPModelConfig, arms: np.ndarray, lam: float,

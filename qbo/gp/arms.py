@@ -15,7 +15,8 @@ on the diagonal and
 rank-one Sherman-Morrison (Kalman) downdate of Sigma and update of the mean, O(m^2), with
 no refit and independent of the number of observations.  A classical observation is
 ``eps = 1``: the ordinary GP posterior of Eq. (1) (Srinivas et al. 2010, Eqs. (1)-(2)) with
-noise variance ``lambda``.
+noise variance ``lambda``.  A ``qbo.gp.ArmModel``; for many arms (O(m^2) memory) use
+``qbo.gp.CholeskyArmPosterior`` (docs/models.md).
 """
 
 from __future__ import annotations
@@ -77,6 +78,16 @@ class ArmPosterior:
         return self._n
 
     @property
+    def feature_dim(self) -> int:
+        """Rank bound of the Gram matrix: the number of arms m (for m_bar)."""
+        return self.num_arms
+
+    @property
+    def max_feature_norm_sq(self) -> float:
+        """``max_i K_ii`` (``||phi(x_i)||^2`` for ``phi = rows of K^{1/2}``; for m_bar)."""
+        return float(np.max(np.diag(self._K)))
+
+    @property
     def kernel_matrix(self) -> np.ndarray:
         """Prior covariance K (m x m, copy)."""
         return self._K.copy()
@@ -123,7 +134,7 @@ class ArmPosterior:
         return np.sqrt(self.var)
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean (m), var (m))`` at every arm, as ``WeightedGP.posterior_candidates``."""
+        """``(mean (m), var (m))`` at every arm (``qbo.gp.ArmModel``)."""
         return self.mean, self.var
 
     # ------------------------------------------------------------------ updates

@@ -25,6 +25,7 @@ from qbo.gp.information import check_eps, information_gain_increment
 from qbo.gp.kernels import Kernel, Linear, Matern, SquaredExponential, as_points, check_positive
 
 __all__ = [
+    "FeatureArmModel",
     "FeatureKernel",
     "FeatureMap",
     "IdentityFeatures",
@@ -208,3 +209,43 @@ class WeightedFeatureGP:
         mean = P @ self.theta
         var = self.lam * np.einsum("ij,ij->i", P @ self._Vinv, P)
         return mean, np.maximum(var, 0.0)
+
+
+class FeatureArmModel:
+    """``WeightedFeatureGP`` (Dai et al. App. A Eq. (6)) evaluated on a fixed arm set (m x d).
+
+    A ``qbo.gp.ArmModel`` with ``feature_dim`` M and ``max_feature_norm_sq`` max ||phi(x)||^2.
+    """
+
+    def __init__(self, feature_map: FeatureMap, arms: np.ndarray, lam: float) -> None:
+        self.gp = WeightedFeatureGP(feature_map, lam)
+        self.lam = self.gp.lam
+        self.arms = np.asarray(arms, dtype=float)
+        self.Phi = feature_map(self.arms)
+        self.feature_dim = feature_map.num_features
+        self.max_feature_norm_sq = float(np.max(np.einsum("ij,ij->i", self.Phi, self.Phi)))
+
+    @property
+    def num_arms(self) -> int:
+        """Number of arms m."""
+        return self.Phi.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of observations added so far."""
+        return self.gp.n
+
+    def add(self, arm: int, y: float, eps: float = 1.0) -> None:
+        """Condition on ``y`` at arm index ``arm`` with weight ``1/eps^2``; O(M^2)."""
+        self.gp.add(self.arms[arm], y, eps)
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """Eq. (6) at every arm: ``mean = Phi theta``, ``var = lam ||phi||^2_{V^-1}``."""
+        mean = self.Phi @ self.gp.theta
+        var = self.lam * np.einsum("ij,ij->i", self.Phi @ self.gp.V_inv, self.Phi)
+        return mean, np.maximum(var, 0.0)
+
+    @property
+    def information_gain(self) -> float:
+        """``1/2 log(det V / det V_0)`` (Dai et al. App. D Eq. (26))."""
+        return self.gp.information_gain

@@ -13,12 +13,12 @@ theory takes ``lambda > 1``; here any ``lambda > 0`` is accepted.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from qbo.gp.information import check_eps, information_gain_increment
 from qbo.gp.kernels import Kernel, as_points, check_positive
 
-__all__ = ["WeightedGP", "weighted_posterior_batch"]
+__all__ = ["WeightedGP", "gram_posterior", "weighted_posterior_batch"]
 
 
 def weighted_posterior_batch(
@@ -40,10 +40,21 @@ def weighted_posterior_batch(
     y = _check_y(Y, A.shape[0])
     sw = 1.0 / check_eps(eps, A.shape[0])
     K_t = sw[:, None] * kernel(A, A) * sw[None, :] + lam * np.eye(A.shape[0])
-    k_t = sw[:, None] * kernel(A, Q)
-    mean = k_t.T @ np.linalg.solve(K_t, sw * y)
-    var = kernel.diag(Q) - np.einsum("ij,ij->j", k_t, np.linalg.solve(K_t, k_t))
+    mean, var = gram_posterior(K_t, sw[:, None] * kernel(A, Q), kernel.diag(Q), sw * y)
     return mean, np.maximum(var, 0.0)
+
+
+def gram_posterior(
+    G: np.ndarray, C: np.ndarray, kdiag: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Direct GP posterior from Gram matrices (Rasmussen & Williams Eqs. 2.25-2.26):
+    ``mean = C^T G^{-1} y``, ``var = kdiag - diag(C^T G^{-1} C)`` (not clipped), where ``G``
+    (n x n) is the observation covariance including noise and ``C`` (n x m) the
+    cross-covariance to the query points; one Cholesky solve, O(n^3 + n^2 m)."""
+    L = cho_factor(G, lower=True)
+    mean = C.T @ cho_solve(L, y)
+    var = kdiag - np.einsum("ij,ij->j", C, cho_solve(L, C))
+    return mean, var
 
 
 def _check_y(Y: np.ndarray, n: int) -> np.ndarray:
@@ -73,11 +84,11 @@ class WeightedGP:
     ``L_nn^2 = lambda + w sigma~^2_{n-1}(x)``, the chain-rule term of the running
     weighted information gain (Srinivas et al. Lemma 5.3; Dai et al. App. D, Eq. (25)).
     Posteriors use ``V = L^{-1} k~(Xq)``: ``mean = V^T z``, ``var = k(x,x) - ||V||^2``.
-    An optional fixed candidate set (m x d) keeps ``V``, mean and variance updated in
-    O(n m) per ``add``, so ``posterior_candidates`` costs O(m).
+    This is the point-space form (queries anywhere); on a fixed finite arm set use
+    ``qbo.gp.CholeskyArmPosterior``, which keeps V over the arms and merges repeated arms.
     """
 
-    def __init__(self, kernel: Kernel, lam: float, candidates: np.ndarray | None = None) -> None:
+    def __init__(self, kernel: Kernel, lam: float) -> None:
         self.kernel = kernel
         self.lam = check_positive("lam", lam)
         self._n, self._cap, self._dim = 0, 0, None
@@ -86,9 +97,6 @@ class WeightedGP:
         self._L = np.zeros((0, 0))
         self._info = 0.0
         self._alpha: np.ndarray | None = None
-        self._Xc: np.ndarray | None = None
-        if candidates is not None:
-            self.set_candidates(candidates)
 
     # ------------------------------------------------------------------ state
     @property
@@ -143,8 +151,6 @@ class WeightedGP:
         self._L[n, :n], self._L[n, n], self._z[n] = l, d, z_new
         self._X[n], self._y[n], self._eps[n], self._sw[n] = x, y, 1.0 / sw, sw
         self._info += information_gain_increment(var_prev, sw * sw, self.lam)
-        if self._Xc is not None:
-            self._update_candidates(x, sw, l, d, z_new)
         self._n, self._alpha = n + 1, None
 
     def extend(self, X: np.ndarray, Y: np.ndarray, eps: np.ndarray) -> None:
@@ -185,8 +191,6 @@ class WeightedGP:
         self._y, self._eps, self._sw, self._z = (
             _grow(a, cap, (0,)) for a in (self._y, self._eps, self._sw, self._z)
         )
-        if self._Xc is not None:
-            self._Vc = _grow(self._Vc, cap, (0,))
         self._cap = cap
 
     # ------------------------------------------------------------------ posterior
@@ -205,35 +209,3 @@ class WeightedGP:
             return np.zeros((0, Q.shape[0]))
         K_t = self._sw[:n, None] * self.kernel(self._X[:n], Q)
         return solve_triangular(self._L[:n, :n], K_t, lower=True)
-
-    def set_candidates(self, Xc: np.ndarray) -> None:
-        """Fix a finite candidate set ``Xc`` (m x d) whose posterior is kept up to date."""
-        Q = as_points(Xc, "candidates", dim=self._dim)
-        self._dim = Q.shape[1]
-        V = self._solve_cols(Q)
-        self._Xc = Q
-        self._Vc = _grow(V, max(self._cap, 1), (0,))
-        self._mean_c = V.T @ self._z[: self._n]
-        self._var_c = self.kernel.diag(Q) - np.einsum("ij,ij->j", V, V)
-
-    def _update_candidates(
-        self, x: np.ndarray, sw: float, l: np.ndarray, d: float, z: float
-    ) -> None:
-        """Append row ``v = L_nn^{-1} (k~_new(Xc) - l^T V)`` and update mean/var in O(n m)."""
-        n = self._n
-        kc = sw * self.kernel(x[None, :], self._Xc)[0]
-        v = (kc - l @ self._Vc[:n]) / d
-        self._Vc[n] = v
-        self._mean_c += v * z
-        self._var_c -= v * v
-
-    def posterior_candidates(self) -> tuple[np.ndarray, np.ndarray]:
-        """Eq. (3) on the fixed candidate set: ``(mean (m), var (m))``, O(m)."""
-        if self._Xc is None:
-            raise ValueError("no candidate set: call set_candidates(Xc) first, got None")
-        return self._mean_c.copy(), np.maximum(self._var_c, 0.0)
-
-    @property
-    def candidates(self) -> np.ndarray | None:
-        """The fixed candidate set (m x d), or None."""
-        return None if self._Xc is None else self._Xc.copy()

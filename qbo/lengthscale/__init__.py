@@ -16,7 +16,7 @@ This package never imports ``qbo.algorithms`` (which imports it).
 
 from qbo.lengthscale.growth import candidate, default_t0, growth
 from qbo.lengthscale.mle import fit_hyperparameters, negative_log_likelihood
-from qbo.lengthscale.posterior import ArmStats, DirectArmModel
+from qbo.gp.cholesky import ArmStats
 from qbo.lengthscale.spec import LENGTHSCALE_MODES, LengthscaleSpec, parse_lengthscale
 from qbo.lengthscale.surrogates import (
     BalancedSurrogate,
@@ -27,7 +27,7 @@ from qbo.lengthscale.surrogates import (
 )
 
 __all__ = [
-    "LENGTHSCALE_MODES", "ArmStats", "BalancedSurrogate", "DirectArmModel", "FixedSurrogate",
+    "LENGTHSCALE_MODES", "ArmStats", "BalancedSurrogate", "FixedSurrogate",
     "LengthscaleSpec", "MLESurrogate", "ScheduleSurrogate", "SurrogateSettings", "candidate",
     "default_t0", "fit_hyperparameters", "growth", "negative_log_likelihood", "parse_lengthscale",
 ]

@@ -5,7 +5,7 @@ is optimised using a multi-start L-BFGS-B method after each timestep by maximisi
 marginal likelihood for the data collected so far".  The likelihood is that of the model the
 policy actually uses: a zero-mean GP with per-observation noise variance ``lambda eps^2``
 (Dai et al. Eq. (3); ``eps = 1`` for classical GP-UCB, where lambda is the noise variance).
-By sufficiency (``qbo.lengthscale.posterior``) it equals, up to a factor free of the kernel,
+By sufficiency (``qbo.gp.cholesky``) it equals, up to a factor free of the kernel,
 the likelihood of the per-arm weighted means ``ybar ~ N(0, K_UU + lambda diag(1/W))``:
 
     -log p = 1/2 z^T A^{-1} z + sum log diag L - 1/2 sum log W + u/2 log(2 pi),
@@ -24,7 +24,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_solve
 
 from qbo.gp.kernels import make_kernel
-from qbo.lengthscale.posterior import ArmStats, whitened_cholesky
+from qbo.gp.cholesky import ArmStats, whitened_cholesky
 
 __all__ = ["LENGTHSCALE_BOUNDS", "OUTPUTSCALE_BOUNDS", "fit_hyperparameters", "negative_log_likelihood"]
 

@@ -26,7 +26,7 @@ from qbo.gp.kernels import make_kernel
 from qbo.lengthscale.bounds import suspected_regret, xi
 from qbo.lengthscale.growth import candidate, growth
 from qbo.lengthscale.mle import fit_hyperparameters
-from qbo.lengthscale.posterior import ArmStats, DirectArmModel
+from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior
 
 __all__ = [
     "BalancedSurrogate", "FixedSurrogate", "MLESurrogate", "ScheduleSurrogate", "Surrogate",
@@ -65,10 +65,10 @@ class SurrogateSettings:
         """Growth function ``g(t) = max(t0, t^power)`` (Sec. 5)."""
         return growth(t, self.t0, self.power)
 
-    def direct_model(self, theta: float, stats: ArmStats, outputscale: float | None = None) -> DirectArmModel:
+    def direct_model(self, theta: float, stats: ArmStats, outputscale: float | None = None) -> CholeskyArmPosterior:
         """The weighted posterior with length scale ``theta`` on all data in ``stats``."""
         kernel = make_kernel(self.kernel, theta, self.outputscale if outputscale is None else outputscale)
-        return DirectArmModel(kernel, self.arms, self.lam, stats)
+        return CholeskyArmPosterior.from_stats(kernel, self.arms, self.lam, stats)
 
 
 class FixedSurrogate:
@@ -93,9 +93,9 @@ class _CachedDirect:
     def __init__(self, settings: SurrogateSettings) -> None:
         self.settings = settings
         self.stats = ArmStats(settings.arms.shape[0])
-        self._cache: tuple[tuple, DirectArmModel] | None = None
+        self._cache: tuple[tuple, CholeskyArmPosterior] | None = None
 
-    def _model(self, theta: float, outputscale: float | None = None) -> DirectArmModel:
+    def _model(self, theta: float, outputscale: float | None = None) -> CholeskyArmPosterior:
         key = (self.stats.n, theta, outputscale)
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self.settings.direct_model(theta, self.stats, outputscale))
@@ -109,7 +109,7 @@ class ScheduleSurrogate(_CachedDirect):
     def lengthscale(self, t: int) -> float:
         return self.settings.theta0 / self.settings.g(t)
 
-    def select(self, t: int) -> DirectArmModel:
+    def select(self, t: int) -> CholeskyArmPosterior:
         return self._model(self.lengthscale(t))
 
     def tell(self, t: int, arm: int, y: float, eps: float, beta: float) -> None:
@@ -129,7 +129,7 @@ class MLESurrogate(_CachedDirect):
     def lengthscale(self, t: int) -> float:
         return self.theta
 
-    def select(self, t: int) -> DirectArmModel:
+    def select(self, t: int) -> CholeskyArmPosterior:
         return self._model(self.theta, self.scale)
 
     def tell(self, t: int, arm: int, y: float, eps: float, beta: float) -> None:

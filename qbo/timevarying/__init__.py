@@ -8,7 +8,6 @@ synthetic problem (Sec. 5.1) and a time-aware experiment runner.
 
 from qbo.timevarying.kernels import ProductKernel, decay, make_product_kernel, time_kernel
 from qbo.timevarying.policies import CLASSICAL_TV_POLICIES, TVConfig, TVPolicy, TVQuery
-from qbo.timevarying.posterior import TVPosterior, direct_posterior
 from qbo.timevarying.problems import (
     ArmSpace, DriftingField, TVProblem, World, ar1_coefficients, biased_time, drifting_oracle,
     make_tv_problem,
@@ -21,9 +20,9 @@ from qbo.timevarying.runner import (
 
 __all__ = [
     "ArmSpace", "CLASSICAL_TV_POLICIES", "DEFAULT_ROUNDS", "DriftingField", "ProductKernel",
-    "QCTVConfig", "QCTVGPUCB", "QUANTUM_TV_POLICIES", "TVConfig", "TVPolicy", "TVPosterior",
+    "QCTVConfig", "QCTVGPUCB", "QUANTUM_TV_POLICIES", "TVConfig", "TVPolicy",
     "TVProblem", "TVQuery", "TV_POLICIES", "TV_PROBLEMS", "World", "ar1_coefficients",
-    "biased_time", "decay", "direct_posterior", "drifting_oracle", "is_tv_problem",
+    "biased_time", "decay", "drifting_oracle", "is_tv_problem",
     "lognormal_mean", "lognormal_nodes", "make_product_kernel", "make_tv_policy",
     "make_tv_problem", "quadrature_lognormal_mean", "run_tv_experiment", "time_kernel",
 ]

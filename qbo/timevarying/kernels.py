@@ -15,35 +15,14 @@ The space kernel is any ``qbo.gp.kernels`` kernel (``make_kernel``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from qbo.gp.forgetting import check_forgetting, decay
 from qbo.gp.kernels import Kernel, as_points, make_kernel
 
 __all__ = ["ProductKernel", "check_forgetting", "decay", "make_product_kernel", "time_kernel"]
-
-
-def check_forgetting(eps: float, name: str = "eps") -> float:
-    """The forgetting rate eps of Eq. (2) as a float in [0, 1), else a one-line ValueError.
-
-    eps = 1 would make every pair of distinct times independent (a(t) = 0 for t > 0); it is
-    excluded so that ``log(1 - eps)`` stays finite.
-    """
-    try:
-        v = float(eps)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number in [0, 1), got {eps!r}") from None
-    if isinstance(eps, bool) or not math.isfinite(v) or not 0.0 <= v < 1.0:
-        raise ValueError(f"{name} must be a real number in [0, 1), got {eps!r}")
-    return v
-
-
-def decay(eps: float, t: float | np.ndarray) -> float | np.ndarray:
-    """``a(t) = (1 - eps)^{t/2} = k_time(tau, tau + t)`` (seed Eq. (2)); exactly 1 when eps = 0."""
-    out = np.exp(0.5 * np.asarray(t, dtype=float) * math.log1p(-eps))
-    return float(out) if out.ndim == 0 else out
 
 
 def time_kernel(tau1: np.ndarray, tau2: np.ndarray, eps: float) -> np.ndarray:

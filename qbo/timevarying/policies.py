@@ -1,7 +1,7 @@
 """Time-varying UCB policies with ask/tell (seed 000 Sec. 2.3 and 3; Dai et al. Alg. 1).
 
 All share ``alpha_base(x, tau) = mu_n(x, tau) + beta_n sigma_n(x, tau)`` (seed Sec. 3, last
-paragraph) on the posterior of ``TVPosterior`` and differ only in the time at which it is scored
+paragraph) on the posterior of ``ForgettingArmPosterior`` and differ only in the time at which it is scored
 and in how the clock advances:
 
 * ``gp-ucb``     time-unaware: eps = 0 (static GP, Srinivas et al.), scored at tau_n.
@@ -35,7 +35,7 @@ import numpy as np
 from qbo.algorithms.base import argmax_lowest, check_float, check_int_opt
 from qbo.gp.kernels import make_kernel
 from qbo.timevarying.kernels import check_forgetting
-from qbo.timevarying.posterior import TVPosterior
+from qbo.gp.forgetting import ForgettingArmPosterior
 from qbo.timevarying.quadrature import lognormal_mean, lognormal_nodes
 
 __all__ = ["CLASSICAL_TV_POLICIES", "TVConfig", "TVPolicy", "TVQuery", "beta_multiplier", "ucb_at"]
@@ -65,7 +65,7 @@ def beta_multiplier(beta: str | float, n: int) -> float:
     return float(beta)
 
 
-def ucb_at(post: TVPosterior, t: float | np.ndarray, beta: float) -> np.ndarray:
+def ucb_at(post: ForgettingArmPosterior, t: float | np.ndarray, beta: float) -> np.ndarray:
     """``alpha_base(x, tau_n + t) = mu_n(x, tau_n + t) + beta sigma_n(x, tau_n + t)`` (closed forms)."""
     mean, var = post.future(t)
     return mean + beta * np.sqrt(var)
@@ -132,17 +132,17 @@ class TVPolicy:
         K = kernel_matrix if kernel_matrix is not None else \
             make_kernel(self.config.kernel, self.config.lengthscale, self.config.outputscale)(self.arms, self.arms)
         eps = 0.0 if name == "gp-ucb" else self.config.eps
-        self.posterior = TVPosterior(K, eps, self.config.noise)
+        self.posterior = ForgettingArmPosterior(K, eps, self.config.noise)
         self.eval_times = _check_times(eval_times, self.arms.shape[0]) if name == "ctv-fixed" else None
         self.time_model = self._time_model() if name in ("ctv", "ctv-simple") else None
         self.t = 0
         self.elapsed = 0.0
         self._pending: TVQuery | None = None
 
-    def _time_model(self) -> TVPosterior:
+    def _time_model(self) -> ForgettingArmPosterior:
         c = self.config
         Kg = make_kernel("matern52", c.time_lengthscale, c.time_outputscale)(self.arms, self.arms) + c.time_bias
-        return TVPosterior(Kg, 0.0, c.time_noise)
+        return ForgettingArmPosterior(Kg, 0.0, c.time_noise)
 
     @property
     def num_arms(self) -> int:

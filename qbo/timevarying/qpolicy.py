@@ -2,7 +2,7 @@
 
 The weighted posterior of Dai et al. Eq. (3) (observation s weighted ``1/eps_s^2``, i.e. noise
 variance ``lambda eps_s^2``) is taken inside the product kernel k_space x k_time of seed 000
-Eq. (2) (``TVPosterior``).  Per stage s:
+Eq. (2) (``ForgettingArmPosterior``).  Per stage s:
 
 * line 2 (acquisition, CTV-fixed form of seed Eq. (3)): the stage's evaluation time is known
   through the estimator's cost model, ``t_s(x) = overhead + sec_per_call * N(eps_s(x))`` with
@@ -32,7 +32,7 @@ from qbo.gp.kernels import make_kernel
 from qbo.qmc import make_estimator
 from qbo.timevarying.kernels import check_forgetting
 from qbo.timevarying.policies import SPACE_KERNELS, TVQuery, ucb_at
-from qbo.timevarying.posterior import TVPosterior
+from qbo.gp.forgetting import ForgettingArmPosterior
 
 __all__ = ["QUANTUM_TV_POLICIES", "QCTVConfig", "QCTVGPUCB", "stage_cost_model"]
 
@@ -114,7 +114,7 @@ class QCTVGPUCB:
         K = kernel_matrix if kernel_matrix is not None else \
             make_kernel(cfg.kernel, cfg.lengthscale, cfg.outputscale)(self.arms, self.arms)
         self.lam = cfg.lam_value
-        self.posterior = TVPosterior(K, cfg.eps, self.lam)
+        self.posterior = ForgettingArmPosterior(K, cfg.eps, self.lam)
         self.m_bar = cfg.m_bar or (default_m_bar(cfg.budget, K.shape[0], float(np.max(np.diag(K))), self.lam)
                                    if cfg.budget else 1000)
         self.alpha = cfg.delta / (2.0 * self.m_bar)
@@ -143,7 +143,7 @@ class QCTVGPUCB:
         """Line 7: condition on the stage's estimate (weight 1/eps^2) at its start, then advance."""
         e = check_float("epsilon", query.epsilon if epsilon is None else epsilon, low=0.0)
         t = check_float("elapsed", elapsed, low=0.0, low_open=False)
-        self.posterior.add(int(query.arm), check_float("value", value), self.lam * e * e)
+        self.posterior.add(int(query.arm), check_float("value", value), e)
         self.posterior.advance(t)
         self.t += 1
         self.elapsed += t
