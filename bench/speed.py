@@ -7,9 +7,9 @@ Sections (``--sections``, all by default):
   included), then qbo and the qiskit-algorithms IAE + Aer build of the same experiment
   (bench/timing_reference.py: only the QMC implementation differs) side by side in this
   process: wall and CPU time, and the ratio;
-* ``arms``: cost of one GP-UCB stage (ask + tell) against the number of arms (d = 4) for
-  every GP model in ``qbo.algorithms.models.MODEL_NAMES``, after ``--stages`` stages; a
-  model whose estimated memory exceeds ``--max-gb`` is skipped and says so;
+* ``arms``: cost of one UCB stage against the number of arms (d = 4) for every posterior
+  model, with bench/gp_models.py's cells (``--stages``, ``--cell-seconds``); the rank-one
+  model is skipped where its m x m matrices would exceed ``--max-gb``;
 * ``fanout``: the wall time of ``run_fanned_out`` with 1, 2 and 4 local Dask workers
   (``--workers``) on ``--fanout-trials`` trials, and whether the files are identical;
 * ``size``: the size of every file a default run writes.
@@ -30,8 +30,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,29 +79,22 @@ def default_experiment(trials: int) -> None:
         print(f"{'ratio qiskit-algorithms + Aer / qbo':44s} wall {bw / qw:7.1f} x  cpu {bc / qc:7.1f} x")
 
 
-def stage_cost(arms_list: list[int], stages: int, max_gb: float) -> None:
-    from qbo.algorithms import make_policy
-    from qbo.algorithms.models import MODEL_NAMES
+def stage_cost(arms_list: list[int], stages: int, max_gb: float, seconds: float) -> None:
+    """bench/gp_models.py's cells (one UCB stage: posterior at every arm, argmax, add)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gp_models import MODELS, run_cell
 
-    print(f"\n== GP-UCB stage cost (ask + tell) after {stages} stages, d = 4, ms per stage ==")
-    print(f"{'model':10s} " + " ".join(f"{f'm={m:.0e}':>12s}" for m in arms_list))
-    for model in MODEL_NAMES:
-        cells = []
-        for m in arms_list:
-            dense_gb = 3 * 8 * m * m / 1e9  # the exact ArmPosterior keeps m x m matrices
-            if model == "exact" and dense_gb > max_gb:
-                cells.append(f"{'skip>' + format(max_gb, 'g') + 'GB':>12s}")
+    print(f"\n== GP stage cost vs arms (bench/gp_models.py cells: d=4, SE(0.2), up to {stages} stages "
+          f"or {seconds:g} s per cell; ms per stage over the last 50) ==")
+    print(f"{'model':<10} {'arms':>8} {'stages':>7} {'ms/stage':>9} {'cpu ms':>8} {'peak MB':>9}")
+    for m in arms_list:
+        for model in MODELS:
+            need = 3 * 8 * m * m / 2**30
+            if model == "rank-one" and need > max_gb:
+                print(f"{model:<10} {m:>8} {'skipped: its m x m matrices need ~' + format(need, '.0f') + ' GB':>45}")
                 continue
-            rng = np.random.default_rng(0)
-            arms = rng.random((m, 4))
-            policy = make_policy("gp-ucb", arms, lengthscale=0.2, noise=0.25, model=model)
-            truth = np.sin(3 * arms).sum(axis=1) / 4
-            start = time.perf_counter()
-            for _ in range(stages):
-                query = policy.ask()
-                policy.tell(query, float(truth[query.arm] + 0.5 * rng.standard_normal()))
-            cells.append(f"{1e3 * (time.perf_counter() - start) / stages:12.2f}")
-        print(f"{model:10s} " + " ".join(cells))
+            n, ms, cms, _, peak = run_cell(model, m, 4, stages, seconds, 0)
+            print(f"{model:<10} {m:>8} {n:>7} {ms:>9.2f} {cms:>8.2f} {peak:>9.1f}", flush=True)
 
 
 def fanout(workers_list: list[int], trials: int, budget: int) -> None:
@@ -149,7 +140,8 @@ def main() -> None:
     parser.add_argument("--sections", default="default,arms,fanout,size")
     parser.add_argument("--trials", type=int, default=10, help="trials of the default experiment")
     parser.add_argument("--arms", default="100,1000,10000,100000")
-    parser.add_argument("--stages", type=int, default=100)
+    parser.add_argument("--stages", type=int, default=500)
+    parser.add_argument("--cell-seconds", type=float, default=10.0, help="wall-time cap of one GP cell")
     parser.add_argument("--max-gb", type=float, default=4.0, help="skip models that would need more memory")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--fanout-trials", type=int, default=4)
@@ -161,7 +153,7 @@ def main() -> None:
     if "default" in sections:
         default_experiment(args.trials)
     if "arms" in sections:
-        stage_cost([int(m) for m in args.arms.split(",")], args.stages, args.max_gb)
+        stage_cost([int(m) for m in args.arms.split(",")], args.stages, args.max_gb, args.cell_seconds)
     if "fanout" in sections:
         fanout([int(n) for n in args.workers.split(",")], args.fanout_trials, args.fanout_budget)
     if "size" in sections:
