@@ -55,7 +55,10 @@ def check_workers(workers: Any) -> int:
 
 
 def pending_units(config: ExperimentConfig, out_dir: str | Path) -> list[Unit]:
-    """The units of the run whose journals do not say they finished, in ``units`` order."""
+    """The units of the run whose journals do not say they finished, in ``units`` order
+    (none once stages.jsonl is written: the merged run is complete)."""
+    if (Path(out_dir) / "stages.jsonl").exists():
+        return []
     return [unit for unit in units(config) if not unit_done(out_dir, unit)]
 
 
@@ -75,8 +78,7 @@ def run_fanned_out(
         _dask()  # a clean error before the folder is claimed
     prepare(config, out_dir)
     out = str(Path(out_dir))
-    finished = (Path(out) / "stages.jsonl").exists()  # a merged run: nothing left to run
-    everything, todo = units(config), ([] if finished else pending_units(config, out))
+    everything, todo = units(config), pending_units(config, out)
     done = len(everything) - len(todo)
     if address is None and workers == 1:
         for unit in todo:
