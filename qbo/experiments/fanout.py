@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,9 +152,15 @@ def _client(workers: int, address: str | None, processes: bool) -> Iterator[Any]
         with client:
             yield client
         return
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
-        memory_limit=0, silence_logs=logging.ERROR,
-    )
+    import dask
+
+    # on Linux, workers fork from this process, which has qbo imported: a cluster is up in
+    # ~0.5 s instead of ~7 s with spawn (each spawned worker imports qiskit and scipy again)
+    method = "fork" if sys.platform == "linux" else dask.config.get("distributed.worker.multiprocessing-method")
+    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+            memory_limit=0, silence_logs=logging.ERROR,
+        )
     with cluster, Client(cluster) as client:
         yield client
