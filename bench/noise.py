@@ -1,53 +1,76 @@
-"""Noise study: IAE on device models with and without mitigation (issue 4, item 7).
+"""Noise study: QMC estimators on the shipped device models at two budgets (issue 9, item 8).
 
-For each snapshot and N random amplitudes at eps on target aer:SNAPSHOT it prints, for
-none, rem, zne and zne+rem: mean absolute error of the estimate, coverage of the reported
-interval, mean oracle calls (folded circuits counted at scale (2k + 1) calls per shot),
-share of estimates that reached eps, and the k_max that qbo.noise.depth predicts.
-Then q-gp-ucb vs gp-ucb final regret on synthetic-bernoulli under one device model.
+For every snapshot x oracle, N amplitudes x R replicates, each method runs at two budgets:
+B1 = the mean honest calls unmitigated IAE spends at eps = 0.01, and B2 = the mean honest
+calls zne+rem IAE spends at eps = 0.01. IAE reaches another budget through its own cost
+model (the eps whose ``expected_calls`` is the budget); MLAE (``make_estimator("mlae")``,
+when qbo.qmc has it) takes the budget directly. Columns: method, budget, honest calls
+(mean, every shot of every power at scale (2k + 1), k = 0 included), MAE, coverage of the
+reported interval with its Wilson 95% lower bound, mean interval width (amplitude units).
 
-    python bench/noise.py [--amplitudes 50] [--eps 0.01] [--snapshots fake_brisbane,...]
-                          [--oracle bernoulli|entangled] [--qubits 2] [--zne-scales 1,3]
-                          [--extrapolation richardson] [--mitigations none,rem,zne,zne+rem]
-                          [--bias-pad] [--bo-budget 2000] [--bo-trials 2] [--skip-bo]
+Probabilities are exact, then sampled binomially (as the issue's prototype did): every
+circuit an estimator asks for is the compiled circuit the Aer executor would run
+(``qbo.noise.blocks``: A, Q, A^dagger, Q^dagger compiled once per oracle), and its P(1) is
+computed from the exact noisy superoperator of each compiled block under the snapshot's Aer
+noise model (the errors ``qiskit_aer.noise.device.basic_device_gate_errors`` builds, after
+every gate, as Aer applies them), composed for Q^k A or its folds, then passed through the
+measured qubit's readout confusion. Each study first checks this against Aer's
+density-matrix simulation of the same compiled circuits (k = 2, and k = 1 folded at scale 3;
+the largest difference is printed) and costs microseconds per power, so 100s of amplitudes
+run in minutes.
+
+Coherent-error study (``--coherent``, item 3): a ZZ over-rotation RZZ(delta) after every
+two-qubit gate of the entangled oracle. For k = 0..K the exact P(1) is fitted by the decay
+model P(k) = readout(1/2 + A0 r^k (sin^2((2k + 1) theta) - 1/2)) (theta, A0, r free); the
+table gives the expected deviance of that fit at ``--gof-shots`` shots per power (the
+deviance the counts would show on average beyond its chi-square reference: the
+non-centrality), its p-value on K + 1 - 3 dof, and the amplitude error of the fit, without
+and with Pauli twirling (the exact twirl average: each two-qubit gate's error channel
+replaced by its Pauli twirl, the limit of ``--twirl``'s random twirls).
+
+    python bench/noise.py [--amplitudes 100] [--replicates 2] [--snapshots a,b] [--oracles bernoulli,entangled]
+                          [--eps 0.01] [--alpha 0.05] [--seed 0] [--coherent] [--deltas 0,0.05,0.1]
 
 Oracles (both encode the amplitude a exactly, window (0, 1), so amplitude = reward):
-- bernoulli: A = RY(2 arcsin sqrt a) on one qubit; a Grover step has no two-qubit gate,
-  so the noise bias (~0.003 at eps = 0.01) sits below the sampling error.
-- entangled: RY(2 arcsin sqrt a) on the last of ``--qubits`` n qubits, then a CX ladder
-  down to the objective qubit 0 (a GHZ-like copy, P(q0 = 1) = a). The reflection about
-  A|0> is an n-qubit controlled phase, so every Grover step runs several CX / ECR gates:
-  the bias-dominated regime where mitigation has something to remove.
-
-Columns: ``cost-norm`` = (MAE_none / MAE) / sqrt(calls / calls_none), the error ratio
-after charging the mitigation its extra oracle calls as if they had instead shrunk the
-statistical error of unmitigated IAE (1 / sqrt(calls)); > 1 means the mitigation beats
-spending the same budget on plain IAE (under that optimistic model for plain IAE, whose
-bias does not shrink with more calls). ``max k`` is the deepest Grover power run.
+- bernoulli: A = RY(2 arcsin sqrt a) on one qubit; no two-qubit gate at all.
+- entangled: RY(2 arcsin sqrt a) on qubit 2, then CX(2, 1), CX(1, 0) (objective qubit 0):
+  every Grover step runs 16 two-qubit gates, the bias-dominated regime.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import tempfile
-import time
+import os
 
-import numpy as np
-from qiskit import QuantumCircuit
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # 64 x 64 products: threads only contend (measured 4x slower)
 
-from qbo.noise.snapshot import load_snapshot
-from qbo.noise.depth import choose_k_max
-from qbo.execution.aer import AerExecutor
-from qbo.mitigation import NAMES, make_mitigation
-from qbo.oracles import Oracle, bernoulli
-from qbo.qmc import IterativeAmplitudeEstimation
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+import numpy as np  # noqa: E402
+from qiskit import QuantumCircuit  # noqa: E402
+from scipy.optimize import least_squares  # noqa: E402
+from scipy.stats import chi2  # noqa: E402
+
+from qbo.execution.base import Counts, check_shots  # noqa: E402
+from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit  # noqa: E402
+from qbo.mitigation import make_mitigation  # noqa: E402
+from qbo.noise import Snapshot, load_snapshot  # noqa: E402
+from qbo.noise.aer_model import snapshot_target  # noqa: E402
+from qbo.noise.blocks import SCALE_KEY, CompiledBlocks, TranspileCache, power_word  # noqa: E402
+from qbo.noise.readout import snapshot_confusion  # noqa: E402
+from qbo.oracles import Oracle, bernoulli  # noqa: E402
+from qbo.qmc import IterativeAmplitudeEstimation, make_estimator  # noqa: E402
 
 SNAPSHOTS = ("fake_brisbane", "fake_sherbrooke", "fake_torino", "fake_fez")
 ORACLES = ("bernoulli", "entangled")
+_SKIP = ("barrier", "delay", "measure")
 
 
-def entangled(a: float, qubits: int = 2) -> Oracle:
+def entangled(a: float, qubits: int = 3) -> Oracle:
     """RY(2 arcsin sqrt a) on qubit n - 1, then CX(q, q - 1) down to the objective qubit 0."""
     if qubits < 2:
         raise ValueError(f"an entangled oracle needs >= 2 qubits, got {qubits}")
@@ -60,7 +83,7 @@ def entangled(a: float, qubits: int = 2) -> Oracle:
     return Oracle(circuit, objective=0, low=0.0, high=1.0, mean=float(a), spec=f"entangled{qubits}:{float(a)!r}")
 
 
-def make_oracle(kind: str, a: float, qubits: int = 2) -> Oracle:
+def make_oracle(kind: str, a: float, qubits: int = 3) -> Oracle:
     if kind == "bernoulli":
         return bernoulli(a)
     if kind == "entangled":
@@ -68,93 +91,357 @@ def make_oracle(kind: str, a: float, qubits: int = 2) -> Oracle:
     raise ValueError(f"oracle must be one of {', '.join(ORACLES)}, got '{kind}'")
 
 
-def study(
-    name: str, amplitudes: np.ndarray, eps: float, alpha: float, scales, extrapolation: str, seed: int,
-    oracles: list[Oracle], mitigations=NAMES, bias_pad: bool = False,
-) -> list[tuple]:
-    snapshot = load_snapshot(name)
-    rows = []
-    for mitigation in mitigations:
-        mit = make_mitigation(mitigation, snapshot, scales=scales, extrapolation=extrapolation, bias_pad=bias_pad)
-        estimator = IterativeAmplitudeEstimation(eps, alpha, mitigation=mit)
-        executor = AerExecutor(snapshot, seed=seed)
-        errors, covered, calls, reached, depth = [], [], [], [], 0
-        start = time.perf_counter()
-        for a, oracle in zip(amplitudes, oracles):
+# ---------------------------------------------------------------- exact channels of compiled blocks
+
+
+def restrict(snapshot: Snapshot, qubits: Sequence[int]) -> tuple[Snapshot, dict[int, int]]:
+    """The snapshot on ``qubits`` only, renumbered 0..m-1 (and the renumbering)."""
+    index = {q: i for i, q in enumerate(qubits)}
+    gates = tuple(dataclasses.replace(g, qubits=tuple(index[q] for q in g.qubits))
+                  for g in snapshot.gates if set(g.qubits) <= set(index))
+    edges = tuple((index[a], index[b]) for a, b in snapshot.coupling_map if a in index and b in index)
+    small = dataclasses.replace(snapshot, num_qubits=len(index), qubits=tuple(snapshot.qubits[q] for q in qubits),
+                                gates=gates, coupling_map=edges)
+    return small, index
+
+
+class BlockChannels:
+    """Exact noisy superoperators of an oracle's compiled blocks on one snapshot.
+
+    ``errors`` maps (gate, compact qubits) to the Aer error superoperator applied after the
+    gate; ``extra`` (optional) maps a gate name to a unitary superoperator appended after
+    every such gate (the injected coherent error); ``twirl`` replaces every two-qubit error
+    (coherent part included) by its Pauli twirl.
+    """
+
+    def __init__(self, blocks: CompiledBlocks, index: dict[int, int], errors: dict, extra: dict | None = None,
+                 twirl: bool = False) -> None:
+        from qiskit.quantum_info import SuperOp
+
+        self.m = len(index)
+        self.dim = 2**self.m
+        self.ops: dict[str, np.ndarray] = {}
+        for name, block in blocks.blocks.items():
+            total = SuperOp(np.eye(4**self.m), input_dims=(2,) * self.m, output_dims=(2,) * self.m)
+            for instruction in block.data:
+                gate = instruction.operation.name
+                if gate in _SKIP:
+                    continue
+                qs = [index[block.find_bit(q).index] for q in instruction.qubits]
+                total = total.compose(SuperOp(instruction.operation), qargs=qs)
+                error = errors.get((gate, tuple(qs)))
+                if extra and gate in extra:
+                    error = extra[gate] if error is None else error.compose(extra[gate])
+                if error is not None:
+                    if twirl and len(qs) == 2:
+                        error = pauli_twirl(error)
+                    total = total.compose(error, qargs=qs)
+            self.ops[name] = total.data
+        self.objective = index[blocks.objective]
+        self.objective_physical = blocks.objective
+        self._mask = np.array([(i >> self.objective) & 1 for i in range(self.dim)], dtype=bool)
+        start = np.zeros(self.dim * self.dim, dtype=complex)
+        start[0] = 1.0
+        self._start = self.ops["A"] @ start
+        self._eig: dict[str, tuple] = {}
+        self._cache: dict[tuple[int, int], float] = {}
+
+    def _p(self, vec: np.ndarray) -> float:
+        rho = vec.reshape(self.dim, self.dim, order="F")
+        return float(np.clip(np.real(np.diag(rho))[self._mask].sum(), 0.0, 1.0))
+
+    def _power(self, block: str, k: int, vec: np.ndarray) -> np.ndarray:
+        """S^k vec by the eigendecomposition S = V diag(lam) V^-1 (one per block), so any
+        power costs one dense product; checked against repeated products in ``spot_check``."""
+        if block not in self._eig:
+            lam, vecs = np.linalg.eig(self.ops[block])
+            self._eig[block] = (lam, vecs, np.linalg.inv(vecs))
+        lam, vecs, inv = self._eig[block]
+        return vecs @ (lam**k * (inv @ vec))
+
+    def probability(self, k: int, scale: int = 1) -> float:
+        """Readout-free P(objective = 1) of C (C^dagger C)^n, C = Q^k A, n = (scale - 1) / 2."""
+        if (k, scale) not in self._cache:
+            vec = self._power("Q", k, self._start)
+            for _ in range((scale - 1) // 2):
+                vec = self._power("Qdg", k, vec)
+                vec = self.ops["A"] @ (self.ops["Adg"] @ vec)
+                vec = self._power("Q", k, vec)
+            self._cache[(k, scale)] = self._p(vec)
+        return self._cache[(k, scale)]
+
+    def probability_by_products(self, k: int, scale: int = 1) -> float:
+        """The same probability by repeated products (the reference for ``spot_check``)."""
+        vec = self._start
+        for block in power_word(k, scale)[1:]:
+            vec = self.ops[block] @ vec
+        return self._p(vec)
+
+
+def pauli_twirl(error) -> "object":
+    """(1/16) sum_P P E P over the two-qubit Paulis P: the Pauli twirl of a channel E."""
+    from qiskit.quantum_info import Pauli, SuperOp
+
+    total = None
+    for label in ("II", "IX", "IY", "IZ", "XI", "XX", "XY", "XZ", "YI", "YX", "YY", "YZ", "ZI", "ZX", "ZY", "ZZ"):
+        p = SuperOp(Pauli(label))
+        term = p.compose(error).compose(p)
+        total = term if total is None else total + term
+    return total / 16.0
+
+
+class DeviceModel:
+    """One snapshot: compiled blocks (shared compiler), exact channels per oracle, readout."""
+
+    def __init__(self, snapshot: Snapshot, extra_gate: str | None = None, delta: float = 0.0, twirl: bool = False) -> None:
+        from qiskit.circuit.library import RZZGate
+        from qiskit.quantum_info import SuperOp
+
+        self.snapshot = snapshot
+        self.compiler = TranspileCache(snapshot_target(snapshot))
+        self.channels: dict[str, BlockChannels] = {}
+        self._errors: dict[tuple[int, ...], tuple[dict[int, int], dict]] = {}
+        two_q = [g for g in snapshot.basis_gates if g in ("cz", "ecr", "cx")]
+        self.extra = {two_q[0]: SuperOp(RZZGate(delta))} if delta and two_q else None
+        self.twirl = twirl
+
+    def add(self, oracle: Oracle) -> BlockChannels:
+        if oracle.key not in self.channels:
+            from qiskit_aer.noise.device import basic_device_gate_errors
+
+            blocks = self.compiler.blocks_of(power_circuit(oracle, 1))
+            active = tuple(sorted({b.find_bit(q).index for b in blocks.blocks.values() for i in b.data
+                                   for q in i.qubits if i.operation.name not in _SKIP} | {blocks.objective}))
+            if active not in self._errors:
+                from qiskit.quantum_info import SuperOp
+
+                small, index = restrict(self.snapshot, active)
+                errors = {(n, tuple(q)): SuperOp(e) for n, q, e in
+                          basic_device_gate_errors(target=snapshot_target(small), gate_error=True, thermal_relaxation=True)}
+                self._errors[active] = (index, errors)
+            index, errors = self._errors[active]
+            self.channels[oracle.key] = BlockChannels(blocks, index, errors, self.extra, self.twirl)
+            self.confusion = snapshot_confusion(self.snapshot, blocks.objective)
+        return self.channels[oracle.key]
+
+
+class ExactBinomialExecutor:
+    """An executor on exact compiled-circuit probabilities, sampled binomially (module docstring)."""
+
+    def __init__(self, model: DeviceModel, seed: int) -> None:
+        self.model = model
+        self.rng = np.random.default_rng(seed)
+        self.target = f"aer:{model.snapshot.name}"
+
+    @property
+    def transpile_cache(self) -> TranspileCache:
+        return self.model.compiler
+
+    def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit:
+        return self.model.compiler(circuit)
+
+    def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
+        shots = check_shots(circuits, shots)
+        out = []
+        for circuit, n in zip(circuits, shots):
+            meta = circuit.metadata or {}
+            if BLOCKS_KEY not in meta:
+                raise ValueError(f"the exact bench executor runs Grover powers only, got '{circuit.name}'")
+            key = str(meta[ORACLE_KEY]).split("|fold")[0]
+            p = self.model.channels[key].probability(int(meta[POWER_KEY]), int(meta.get(SCALE_KEY, 1)))
+            ones = int(self.rng.binomial(n, float(self.model.confusion.observe(p))))
+            out.append({k: v for k, v in (("1", ones), ("0", n - ones)) if v})
+        return out
+
+
+# ---------------------------------------------------------------- the study
+
+
+def spot_check(model: DeviceModel, oracle: Oracle) -> float:
+    """max |P_channels - P_Aer density matrix| over Q^2 A and (Q A) folded at scale 3, and
+    |eigendecomposition power - repeated products| at k = 40 and 400."""
+    from qiskit_aer import AerSimulator
+
+    from qbo.mitigation.folding import folded_power_circuit
+    from qbo.noise.aer_model import noise_model
+
+    channels = model.add(oracle)
+    layout = model.compiler.layout(oracle.num_qubits)
+    sim = AerSimulator(method="density_matrix", noise_model=noise_model(model.snapshot, qubits=layout, readout_error=False))
+    worst = 0.0
+    for k, scale in ((2, 1), (1, 3)):
+        compiled = model.compiler(folded_power_circuit(oracle, k, scale))
+        probe = compiled.remove_final_measurements(inplace=False)
+        probe.save_probabilities([model.add(oracle).objective_physical], label="p")
+        p = float(sim.run(probe, shots=1).result().data(0)["p"][1])
+        worst = max(worst, abs(p - channels.probability(k, scale)))
+    for k, scale in ((40, 1), (400, 1), (20, 3)):
+        worst = max(worst, abs(channels.probability(k, scale) - channels.probability_by_products(k, scale)))
+    return worst
+
+
+def wilson_lower(successes: int, n: int, z: float = 1.959963984540054) -> float:
+    """Wilson score 95% lower bound of a proportion (Wilson 1927)."""
+    if n == 0:
+        return float("nan")
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - spread) / (1 + z * z / n)
+
+
+def eps_for_budget(make, budget: float, lo: float = 2e-4, hi: float = 0.45) -> float:
+    """The eps whose cost model (``expected_calls``) spends ``budget`` (bisection in log eps)."""
+    for _ in range(24):
+        mid = math.sqrt(lo * hi)
+        if make(mid).expected_calls(mid) > budget:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def mlae_available() -> bool:
+    try:
+        make_estimator("mlae", 0.01, 0.05)
+    except ValueError:
+        return False
+    return True
+
+
+def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: int, seed: int) -> dict:
+    errors, covered, widths, calls = [], [], [], []
+    for r in range(replicates):
+        executor = ExactBinomialExecutor(model, seed=seed * 1000 + r)
+        for oracle in oracles:
             out = estimator.estimate(oracle, executor)
+            a = float(oracle.mean)
             errors.append(abs(out.value - a))
             covered.append(out.ci_low <= a <= out.ci_high)
+            widths.append(out.ci_high - out.ci_low)
             calls.append(out.oracle_calls)
-            reached.append(out.reached_epsilon)
-            depth = max([depth] + [r.k for r in out.rounds])
-        rows.append((mit.name if mit else "none", np.mean(errors), np.mean(covered), np.mean(calls), np.mean(reached),
-                     depth, (time.perf_counter() - start) / len(amplitudes)))
+    n = len(errors)
+    return {"calls": float(np.mean(calls)), "mae": float(np.mean(errors)), "mae_se": float(np.std(errors) / math.sqrt(n)),
+            "coverage": float(np.mean(covered)), "wilson": wilson_lower(int(np.sum(covered)), n),
+            "width": float(np.mean(widths)), "n": n}
+
+
+def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:
+    snapshot = load_snapshot(name)
+    model = DeviceModel(snapshot)
+    oracles = [make_oracle(kind, float(a)) for a in amplitudes]
+    for oracle in oracles:
+        model.add(oracle)
+    print(f"\n{name} x {kind}: exact channels vs Aer density matrix, max |dP| = {spot_check(model, oracles[0]):.1e}")
+    zr = make_mitigation("zne+rem", snapshot)
+    iae = lambda e: IterativeAmplitudeEstimation(e, alpha)  # noqa: E731
+    iae_zr = lambda e: IterativeAmplitudeEstimation(e, alpha, mitigation=zr)  # noqa: E731
+    rows = []
+    base = run_cell(iae(eps), oracles, model, replicates, seed)
+    mitigated = run_cell(iae_zr(eps), oracles, model, replicates, seed + 1)
+    budgets = {"B1": base["calls"], "B2": mitigated["calls"]}
+    rows.append(("iae", "B1", budgets["B1"], f"eps={eps}", base))
+    rows.append(("iae+zne+rem", "B2", budgets["B2"], f"eps={eps}", mitigated))
+    e2 = eps_for_budget(iae, budgets["B2"])
+    rows.append(("iae", "B2", budgets["B2"], f"eps={e2:.4f}", run_cell(iae(e2), oracles, model, replicates, seed + 2)))
+    e1 = eps_for_budget(iae_zr, budgets["B1"])
+    rows.append(("iae+zne+rem", "B1", budgets["B1"], f"eps={e1:.4f}", run_cell(iae_zr(e1), oracles, model, replicates, seed + 3)))
+    if mlae_available():
+        for label in ("B1", "B2"):
+            est = make_estimator("mlae", eps, alpha)
+            if hasattr(est, "budget"):
+                est = dataclasses.replace(est, budget=int(budgets[label]), epsilon=min(eps, 1e-4))
+            rows.append(("mlae", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
     return rows
 
 
-def print_study(name: str, rows: list[tuple], k_max, eps: float) -> None:
-    base, base_calls = rows[0][1], rows[0][3]
-    print(f"\n{name}  (eps={eps}, predicted k_max={k_max} for bias <= eps/2)")
-    print(f"{'mitigation':14s} {'MAE':>9s} {'vs none':>8s} {'coverage':>9s} {'oracle calls':>13s} "
-          f"{'cost-norm':>9s} {'reached':>8s} {'max k':>6s} {'s/est':>6s}")
-    for m, mae, cov, calls, reached, depth, sec in rows:
-        norm = base / mae / math.sqrt(calls / base_calls)
-        print(f"{m:14s} {mae:9.5f} {base / mae:7.2f}x {cov:9.2%} {calls:13.0f} "
-              f"{norm:8.2f}x {reached:8.0%} {depth:6d} {sec:6.2f}")
+def print_study(name: str, kind: str, rows: list[tuple], elapsed: float) -> None:
+    print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
+    print(f"{'method':12s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s}")
+    for method, label, budget, how, r in rows:
+        print(f"{method:12s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f}")
 
 
-def bo_study(target: str, budget: int, trials: int) -> None:
-    from qbo.experiments.config import ExperimentConfig
-    from qbo.experiments.runner import run_experiment
+# ---------------------------------------------------------------- coherent error and twirling
 
-    print(f"\nq-gp-ucb vs gp-ucb on synthetic-bernoulli, target {target}, budget {budget}, {trials} trials")
-    base = ExperimentConfig(problem="synthetic-bernoulli", algorithms=("q-gp-ucb", "gp-ucb"),
-                            budget=budget, trials=trials, target=target, seed=0)
-    for mitigation in ("none", "zne+rem"):
-        with tempfile.TemporaryDirectory() as out:
-            records = run_experiment(base.with_overrides(mitigation=mitigation), out)
-        final: dict[str, list[float]] = {}
-        for trial_alg in {(r["trial"], r["algorithm"]) for r in records}:
-            last = [r for r in records if (r["trial"], r["algorithm"]) == trial_alg][-1]
-            final.setdefault(trial_alg[1], []).append(last["cum_regret"])
-        for alg, regrets in sorted(final.items()):
-            print(f"  mitigation {mitigation:8s}: {alg:10s} final regret {np.mean(regrets):10.1f} +- {np.std(regrets):.1f}")
+
+def decay_fit(ks: np.ndarray, p_obs: np.ndarray, p01: float, p10: float, a_true: float) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares fit of P(k) = p01 + g (1/2 + A0 r^k (sin^2((2k+1) theta) - 1/2)); returns
+    (theta, A0, r) and the fitted P(k). Started at the true theta and (1, 0.95)."""
+    g = 1.0 - p01 - p10
+
+    def model(x):
+        theta, a0, r = x
+        return p01 + g * (0.5 + a0 * r**ks * (np.sin((2 * ks + 1) * theta) ** 2 - 0.5))
+
+    start = np.array([math.asin(math.sqrt(a_true)), 1.0, 0.95])
+    fit = least_squares(lambda x: model(x) - p_obs, start, bounds=([0.0, 0.0, 0.0], [math.pi / 2, 1.0, 1.0]))
+    return fit.x, model(fit.x)
+
+
+def expected_deviance(p: np.ndarray, q: np.ndarray, shots: int) -> float:
+    """The binomial deviance's mean excess for counts drawn from p and fitted by q:
+    2 N sum_k KL(p_k || q_k) (the non-centrality of its chi-square)."""
+    p, q = np.clip(p, 1e-12, 1 - 1e-12), np.clip(q, 1e-12, 1 - 1e-12)
+    return float(2 * shots * np.sum(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))))
+
+
+def coherent_study(name: str, deltas: list[float], amplitudes: np.ndarray, k_top: int, shots: int) -> None:
+    snapshot = load_snapshot(name)
+    ks = np.arange(k_top + 1)
+    dof = len(ks) - 3
+    print(f"\ncoherent ZZ over-rotation after every two-qubit gate, entangled oracle, {name}, k = 0..{k_top}, "
+          f"{len(amplitudes)} amplitudes; decay-model fit, expected deviance at {shots} shots per power (dof {dof})")
+    print("p* = chi-square p-value of the mean deviance (dof + non-centrality); share = amplitudes with p* < 0.01")
+    print(f"{'delta (rad)':>11s} {'twirl':>6s} {'mean dev':>10s} {'median p*':>9s} {'share p*<.01':>12s} "
+          f"{'|a_fit - a| mean':>16s} {'max':>8s} {'fitted r':>9s}")
+    for delta in deltas:
+        for twirl in (False, True):
+            model = DeviceModel(snapshot, delta=delta, twirl=twirl)
+            devs, pvals, errs, rs = [], [], [], []
+            for a in amplitudes:
+                channels = model.add(entangled(float(a)))
+                conf = model.confusion
+                p = np.array([float(conf.observe(channels.probability(int(k)))) for k in ks])
+                x, fitted = decay_fit(ks, p, conf.p01, conf.p10, float(a))
+                dev = expected_deviance(p, fitted, shots)
+                devs.append(dev)
+                pvals.append(float(chi2.sf(dof + dev, dof)))
+                errs.append(abs(math.sin(x[0]) ** 2 - a))
+                rs.append(x[2])
+            print(f"{delta:11.3f} {str(twirl):>6s} {np.mean(devs):10.1f} {np.median(pvals):9.3g} "
+                  f"{np.mean(np.array(pvals) < 0.01):12.0%} {np.mean(errs):16.5f} {np.max(errs):8.5f} {np.mean(rs):9.4f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--amplitudes", type=int, default=50)
+    parser.add_argument("--amplitudes", type=int, default=100)
+    parser.add_argument("--replicates", type=int, default=2)
     parser.add_argument("--eps", type=float, default=0.01)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--snapshots", default=",".join(SNAPSHOTS))
-    parser.add_argument("--zne-scales", default="1,3")
-    parser.add_argument("--extrapolation", default="richardson")
-    parser.add_argument("--oracle", choices=ORACLES, default="bernoulli")
-    parser.add_argument("--qubits", type=int, default=2, help="width of the entangled oracle")
-    parser.add_argument("--bias-pad", action="store_true",
-                        help="widen every round's interval by the predicted residual noise bias (qbo.mitigation)")
-    parser.add_argument("--mitigations", default=",".join(NAMES),
-                        help="comma-separated subset of none,rem,zne,zne+rem ('none' first for the ratios)")
+    parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bo-target", default="aer:fake_torino")
-    parser.add_argument("--bo-budget", type=int, default=2000)
-    parser.add_argument("--bo-trials", type=int, default=2)
-    parser.add_argument("--skip-bo", action="store_true")
+    parser.add_argument("--coherent", action="store_true", help="run the coherent-error / twirling study instead")
+    parser.add_argument("--deltas", default="0,0.05,0.1")
+    parser.add_argument("--k-top", type=int, default=20)
+    parser.add_argument("--gof-shots", type=int, default=1000)
     args = parser.parse_args()
-    scales = tuple(int(s) for s in args.zne_scales.split(","))
     amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
-    oracles = [make_oracle(args.oracle, float(a), args.qubits) for a in amplitudes]
-    mitigations = tuple(args.mitigations.split(","))
-    width = f" ({args.qubits} qubits)" if args.oracle == "entangled" else ""
-    print(f"{args.amplitudes} amplitudes, oracle {args.oracle}{width}, eps={args.eps}, alpha={args.alpha}, "
-          f"zne scales {scales} {args.extrapolation}" + (", bias pad" if args.bias_pad else ""))
+    if args.coherent:
+        for name in args.snapshots.split(","):
+            coherent_study(name, [float(d) for d in args.deltas.split(",")], amplitudes, args.k_top, args.gof_shots)
+        return
+    print(f"{args.amplitudes} amplitudes x {args.replicates} replicates, eps={args.eps}, alpha={args.alpha}; "
+          f"B1 = calls of iae at eps, B2 = calls of iae+zne+rem (scales 1,3, richardson) at eps; "
+          f"mlae {'included' if mlae_available() else 'not available in qbo.qmc (make_estimator has no mlae)'}")
     for name in args.snapshots.split(","):
-        rows = study(name, amplitudes, args.eps, args.alpha, scales, args.extrapolation, args.seed,
-                     oracles, mitigations, args.bias_pad)
-        k_max = choose_k_max(load_snapshot(name), make_oracle(args.oracle, 0.3, args.qubits), args.eps)
-        print_study(name, rows, k_max, args.eps)
-    if not args.skip_bo:
-        bo_study(args.bo_target, args.bo_budget, args.bo_trials)
+        for kind in args.oracles.split(","):
+            start = time.perf_counter()
+            rows = study(name, kind, amplitudes, args.replicates, args.eps, args.alpha, args.seed)
+            print_study(name, kind, rows, time.perf_counter() - start)
 
 
 if __name__ == "__main__":

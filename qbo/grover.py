@@ -22,6 +22,7 @@ from qbo.oracles.base import Oracle
 
 ORACLE_KEY = "qbo_oracle"
 POWER_KEY = "qbo_k"
+BLOCKS_KEY = "qbo_blocks"  # [instructions of A, instructions of Q]: lets a compiler cut Q^k A into blocks
 
 
 def oracle_calls(k: int, shots: int, scale: int = 1) -> int:
@@ -60,7 +61,7 @@ def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
     circuit.add_register(ClassicalRegister(1, "c"))
     circuit.barrier()
     circuit.measure(oracle.objective, 0)
-    circuit.metadata = {ORACLE_KEY: oracle.key, POWER_KEY: k}
+    circuit.metadata = {ORACLE_KEY: oracle.key, POWER_KEY: k, BLOCKS_KEY: [len(oracle.circuit.data), len(q.data)]}
     return circuit
 
 

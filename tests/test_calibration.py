@@ -1,14 +1,16 @@
-"""Tests for qbo.noise.snapshot: schema round trip, validation, persistence, noise."""
+"""Tests for qbo.noise (schema, store, export, aer_model): schema round trip, validation, persistence, noise."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+from pathlib import Path
 
 import pytest
 
-from qbo.noise import snapshot as cal
+from qbo.noise import store as cal
+from qbo.noise.aer_model import aer_backend, noise_model, snapshot_target
 from qbo.noise.snapshot import (
     SCHEMA,
     Snapshot,
@@ -73,9 +75,11 @@ def test_shipped_snapshot_loads_and_validates(snapshots, name):
     assert load_snapshot("Fake" + name.split("_", 1)[1].capitalize()) == s
 
 
-def test_export_matches_shipped_file(snapshots):
-    # the shipped file is exactly what export_from_fake produces
-    assert export_from_fake("FakeTorino") == snapshots["fake_torino"]
+def test_export_matches_shipped_file():
+    # the shipped file's source (top-level calibrations/, installed as package data) is
+    # exactly what export_from_fake produces
+    source = Path(__file__).resolve().parents[1] / "calibrations" / "fake_torino.json"
+    assert export_from_fake("FakeTorino") == load_snapshot(str(source))
 
 
 def test_round_trip_to_from_json(snapshots):
@@ -200,11 +204,13 @@ def test_failed_save_leaves_no_temp_files(snapshots, tmp_path, monkeypatch):
 
 
 def _stress_qubits(s: Snapshot) -> list[int]:
-    """Qubits touching the worst two-qubit gate, worst readout, shortest T1."""
-    two_q = [g for g in s.gates if len(g.qubits) == 2]
+    """Qubits touching the worst working two-qubit gate, worst readout, shortest T1 (faulty
+    qubits and gates are kept out of the noise model, so they are not candidates)."""
+    two_q = [g for g in s.gates if len(g.qubits) == 2 and not g.faulty]
     worst = max(two_q, key=lambda g: g.error or 0.0)
-    ro = max(range(s.num_qubits), key=lambda i: s.qubits[i].readout_error)
-    t1 = min(range(s.num_qubits), key=lambda i: s.qubits[i].t1)
+    working = [i for i in range(s.num_qubits) if not s.qubits[i].faulty]
+    ro = max(working, key=lambda i: s.qubits[i].readout_error)
+    t1 = min(working, key=lambda i: s.qubits[i].t1)
     return sorted({*worst.qubits, ro, t1})
 
 
@@ -212,14 +218,14 @@ def _stress_qubits(s: Snapshot) -> list[int]:
 def test_noise_model_builds(snapshots, name):
     s = snapshots[name]
     qs = _stress_qubits(s)
-    nm = s.noise_model(qubits=qs)
+    nm = noise_model(s, qubits=qs)
     assert set(s.basis_gates) - {"rz"} <= set(nm.noise_instructions)
     assert sorted(q for (q,) in nm._local_readout_errors) == qs
     ro = nm._local_readout_errors[(qs[0],)].probabilities
     q0 = s.qubits[qs[0]]
     assert ro[0][1] == pytest.approx(q0.prob_meas1_prep0)
     assert ro[1][0] == pytest.approx(q0.prob_meas0_prep1)
-    tgt = s.target()
+    tgt = snapshot_target(s)
     assert tgt.num_qubits == s.num_qubits
     assert set(s.basis_gates) <= set(tgt.operation_names)
 
@@ -229,10 +235,10 @@ def test_full_noise_model_matches_restricted(snapshots):
     import numpy as np
 
     s = snapshots["fake_brisbane"]
-    full = s.noise_model()
+    full = noise_model(s)
     assert len(full._local_readout_errors) == s.num_qubits
     qs = _stress_qubits(s)
-    part = s.noise_model(qubits=qs)
+    part = noise_model(s, qubits=qs)
     for inst, by_q in part._local_quantum_errors.items():
         for qargs, err in by_q.items():
             a = SuperOp(err.to_quantumchannel()).data
@@ -245,7 +251,7 @@ def test_transpile_with_fixed_layout(snapshots):
 
     s = snapshots["fake_torino"]
     a, b = s.coupling_map[0]
-    backend = s.to_backend(noise_qubits=[a, b], seed_simulator=7)
+    backend = aer_backend(s, noise_qubits=[a, b], seed_simulator=7)
     qc = QuantumCircuit(2)
     qc.h(0)
     qc.cx(0, 1)
@@ -265,7 +271,7 @@ def test_noisy_deviation_grows_with_depth(snapshots, name):
 
     s = snapshots[name]
     q = min(range(s.num_qubits), key=lambda i: s.qubits[i].readout_error)
-    backend = s.to_backend(noise_qubits=[q], seed_simulator=1234, method="density_matrix")
+    backend = aer_backend(s, noise_qubits=[q], seed_simulator=1234, method="density_matrix")
     theta, shots, k_large = math.pi / 3, 10_000, 1500
     ideal = math.sin(theta) ** 2
 
@@ -288,3 +294,87 @@ def test_noisy_deviation_grows_with_depth(snapshots, name):
     dev = [abs(pi - ideal) for pi in p]
     sigma = math.sqrt(sum(pi * (1 - pi) for pi in p) / shots)
     assert dev[1] - dev[0] > 5 * sigma, (name, q, p, ideal, sigma)
+
+
+# ---------------------------------------------------------------- faulty qubits and gates
+
+
+@pytest.fixture(scope="module")
+def kingston() -> Snapshot:
+    """FakeKingston reports qubit 146 without T1/T2 and several gates with error 1."""
+    return export_from_fake("FakeKingston")
+
+
+@pytest.mark.slow
+def test_faulty_backend_exports_with_marks(kingston, tmp_path):
+    assert 146 in kingston.faulty_qubits
+    q = kingston.qubits[146]
+    assert q.faulty and q.t1 is None and q.t2 is None
+    assert any("qubit 146 marked faulty" in n for n in kingston.notes)
+    # every gate on a faulty qubit is faulty, every error-1 gate is faulty, nothing else
+    for g in kingston.gates:
+        on_faulty = any(kingston.qubits[i].faulty for i in g.qubits)
+        assert g.faulty == (on_faulty or (g.error is not None and g.error >= 1.0)), g
+    path = save_snapshot(kingston, tmp_path / "k.json")
+    assert load_snapshot(str(path)) == kingston
+    assert Snapshot.from_json(kingston.to_json()) == kingston
+
+
+@pytest.fixture(scope="module")
+def broken(snapshots) -> Snapshot:
+    """fake_torino with its best-read-out qubit faulty (no T1) and one more link broken."""
+    from qbo.noise.layout import choose_layout
+
+    raw = snapshots["fake_torino"].to_json()
+    best = choose_layout(snapshot_target(snapshots["fake_torino"]), 1)[0]
+    raw["qubits"][best].update(t1=None, faulty=True)
+    raw["gates"][next(i for i, g in enumerate(raw["gates"]) if len(g["qubits"]) == 2 and best not in g["qubits"]
+                      and not g.get("faulty"))]["faulty"] = True
+    return Snapshot.from_json(raw, label="broken")
+
+
+def test_faulty_entries_never_reach_target_layout_or_noise_model(broken):
+    from qbo.noise.layout import choose_layout
+
+    kingston = broken
+    target = snapshot_target(kingston)
+    bad = set(kingston.faulty_qubits)
+    used = {q for name in target.operation_names for qargs in (target[name] or {}) if qargs for q in qargs}
+    assert not used & bad
+    broken = {(g.gate, g.qubits) for g in kingston.faulty_gates}
+    assert not any((name, qargs) in broken for name in target.operation_names for qargs in (target[name] or {}))
+    for width in (1, 3, 7):
+        assert not set(choose_layout(target, width)) & bad
+    assert all(g.faulty for g in kingston.gates if set(g.qubits) & bad)
+    model = noise_model(kingston, qubits=choose_layout(target, 3) + sorted(bad))
+    assert not {q for q in model.noise_qubits} & bad
+    assert Snapshot.from_json(kingston.to_json()) == kingston
+
+
+def test_null_values_need_the_faulty_mark(broken, snapshots):
+    raw = broken.to_json()
+    (i,) = set(broken.faulty_qubits) - set(snapshots["fake_torino"].faulty_qubits)  # the one made here
+    del raw["qubits"][i]["faulty"]
+    with pytest.raises(ValueError) as excinfo:
+        Snapshot.from_json(raw, label="k.json")
+    _single_line_value_error(excinfo, f"qubits[{i}].t1", "> 0 seconds", "None")
+    raw["qubits"][i]["faulty"] = "yes"
+    with pytest.raises(ValueError) as excinfo:
+        Snapshot.from_json(raw, label="k.json")
+    _single_line_value_error(excinfo, f"qubits[{i}].faulty", "true or false")
+
+
+@pytest.mark.slow
+def test_cli_exports_and_shows_a_faulty_backend(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    monkeypatch.setenv(cal.ENV_DIR, str(tmp_path))
+    runner = CliRunner()
+    exported = runner.invoke(app, ["calibrations", "export", "--from-fake", "FakeKingston"])
+    assert exported.exit_code == 0, exported.output
+    shown = runner.invoke(app, ["calibrations", "show", "fake_kingston"])
+    assert shown.exit_code == 0, shown.output
+    assert "faulty qubits [96, 112, 113, 131, 146]" in shown.output
+    assert "qubit 146 marked faulty: T1=None, T2=None" in shown.output

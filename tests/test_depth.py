@@ -87,3 +87,136 @@ def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
     out = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot).estimate(oracle, AerExecutor(snapshot, seed=3))
     assert not out.reached_epsilon and "out of reach" in out.note
     assert all(r.k == 0 for r in out.rounds)
+
+
+def _entangled(a: float, n: int = 3):
+    from qiskit import QuantumCircuit
+
+    from qbo.oracles import Oracle
+
+    c = QuantumCircuit(n, name="A")
+    c.ry(2 * math.asin(math.sqrt(a)), n - 1)
+    for q in range(n - 1, 0, -1):
+        c.cx(q, q - 1)
+    return Oracle(c, 0, 0.0, 1.0, float(a), spec=f"test-entangled{n}:{a!r}")
+
+
+def test_depth_table_costs_a_constant_number_of_transpiles(monkeypatch):
+    """k up to 50 costs what k up to 1 costs: the blocks A, Q, A^dagger, Q^dagger (and the
+    undo swaps of a routed oracle), never one transpile per power."""
+    from qbo.noise import blocks
+    from qbo.noise.aer_model import snapshot_target
+    from qbo.oracles import parse_oracle
+
+    calls = []
+    real = blocks.transpile
+    monkeypatch.setattr(blocks, "transpile", lambda *a, **k: calls.append(1) or real(*a, **k))
+    snapshot = load_snapshot("fake_torino")
+    for oracle in (bernoulli(0.3), parse_oracle("gaussian:mean=0.4,std=0.2,qubits=2")):
+        compiler = blocks.TranspileCache(snapshot_target(snapshot))
+        calls.clear()
+        depth_table(snapshot, oracle, range(2), compiler=compiler)
+        few = len(calls)
+        rows = depth_table(snapshot, oracle, range(51), compiler=compiler)
+        assert len(rows) == 51 and len(calls) == few <= 8 and compiler.transpile_calls == few
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fake_torino", "fake_brisbane"])
+def test_fast_model_equals_whole_circuit_model_without_routing(name):
+    """Tolerance 1% relative in log contrast (measured: <= 0.21%, brisbane entangled k = 0): without routing the composed circuit has the
+    gates of one transpile of Q^k A, and only the barrier-aligned idle clock differs."""
+    from qiskit import transpile
+
+    from qbo.noise.aer_model import snapshot_target
+    from qbo.noise.depth import circuit_noise, compiler_for
+
+    snapshot = load_snapshot(name)
+    target = snapshot_target(snapshot)
+    for oracle in (bernoulli(0.3), _entangled(0.3)):
+        layout = compiler_for(snapshot).layout(oracle.num_qubits)
+        for row in depth_table(snapshot, oracle, [0, 1, 5, 10]):
+            whole = transpile(power_circuit(oracle, row.k), target=target, initial_layout=layout,
+                              optimization_level=1, seed_transpiler=0)
+            old = circuit_noise(snapshot, whole)
+            assert math.log(row.contrast) == pytest.approx(math.log(old.contrast), rel=1e-2, abs=1e-9)
+            assert row.two_qubit_gates == old.two_qubit_gates
+
+
+@pytest.mark.slow
+def test_fast_model_predicts_the_composed_circuit_of_a_routed_oracle():
+    """A routed 3-qubit Gaussian: the closed form equals ``circuit_noise`` of the composed
+    circuit the executor runs to 10% in log contrast (the block model counts every gate of
+    a block, ``circuit_noise`` only the measured qubit's causal cone; measured 7% at k = 1),
+    and its extra undo swaps cost at most 1.5x the whole-circuit transpile's log contrast."""
+    from qiskit import transpile
+
+    from qbo.noise.aer_model import snapshot_target
+    from qbo.noise.depth import circuit_noise, compiler_for
+    from qbo.oracles import parse_oracle
+
+    snapshot = load_snapshot("fake_torino")
+    oracle = parse_oracle("gaussian:mean=0.4,std=0.2,qubits=2")
+    compiler = compiler_for(snapshot)
+    layout = compiler.layout(oracle.num_qubits)
+    for row in depth_table(snapshot, oracle, [1, 5]):
+        composed = circuit_noise(snapshot, compiler(power_circuit(oracle, row.k)))
+        assert math.log(row.contrast) == pytest.approx(math.log(composed.contrast), rel=0.10)
+        whole = transpile(power_circuit(oracle, row.k), target=snapshot_target(snapshot),
+                          initial_layout=layout, optimization_level=1, seed_transpiler=0)
+        ratio = math.log(row.contrast) / math.log(circuit_noise(snapshot, whole).contrast)
+        assert 1.0 <= ratio <= 1.5
+
+
+def test_composed_powers_implement_q_k_a():
+    """Noiseless probabilities of composed circuits (routed Gaussian, folded too) equal
+    sin^2((2k + 1) theta) to 1e-9."""
+    from qbo.mitigation.folding import folded_power_circuit
+    from qbo.noise.depth import compiler_for
+    from qbo.oracles import parse_oracle
+
+    snapshot = load_snapshot("fake_torino")
+    oracle = parse_oracle("gaussian:mean=0.4,std=0.2,qubits=2")
+    compiler = compiler_for(snapshot)
+    a = _ideal_one_probability(compiler(power_circuit(oracle, 0)))
+    theta = math.asin(math.sqrt(a))
+    for k, scale in ((1, 1), (3, 1), (2, 3)):
+        p = _ideal_one_probability(compiler(folded_power_circuit(oracle, k, scale)))
+        assert p == pytest.approx(math.sin((2 * k + 1) * theta) ** 2, abs=1e-9)
+
+
+def _ideal_one_probability(compiled) -> float:
+    """P(measured bit = 1) of a compiled one-bit circuit, noiseless, on its active qubits."""
+    from qiskit import QuantumCircuit
+    from qiskit.quantum_info import Statevector
+
+    active = sorted({compiled.find_bit(q).index for i in compiled.data for q in i.qubits
+                     if i.operation.name not in ("barrier", "delay")})
+    small = QuantumCircuit(len(active))
+    target = None
+    for instruction in compiled.data:
+        if instruction.operation.name in ("barrier", "delay"):
+            continue
+        qs = [active.index(compiled.find_bit(q).index) for q in instruction.qubits]
+        if instruction.operation.name == "measure":
+            target = qs[0]
+        else:
+            small.append(instruction.operation, qs)
+    return float(Statevector(small).probabilities([target])[1])
+
+
+def test_a_circuit_that_only_claims_to_be_a_power_is_transpiled_whole():
+    """Block metadata on a circuit of another shape must not cut it into wrong blocks."""
+    from qiskit import QuantumCircuit
+
+    from qbo.noise.aer_model import snapshot_target
+    from qbo.noise.blocks import TranspileCache
+
+    compiler = TranspileCache(snapshot_target(load_snapshot("fake_torino")))
+    impostor = QuantumCircuit(1, 1)
+    impostor.x(0)
+    impostor.measure(0, 0)
+    impostor.metadata = dict(power_circuit(bernoulli(0.3), 2).metadata)
+    compiled = compiler(impostor)
+    assert compiler.transpile_calls == 1 and compiled.count_ops().get("x", 0) + compiled.count_ops().get("sx", 0) >= 1
+    assert "rz" not in compiled.count_ops() or compiled.count_ops()["rz"] <= 2

@@ -44,8 +44,7 @@ def circuits(*ks, oracle=None):
 
 def executor(connection, run_dir=None, seed=1, retry=FAST, mode="job"):
     journal = JobJournal.in_run_dir(run_dir) if run_dir is not None else None
-    return RuntimeExecutor(connection, "ibm_test", "ibm:ibm_test", mode=mode, seed=seed, journal=journal, retry=retry,
-                           sleep=lambda s: None)
+    return RuntimeExecutor(connection, "ibm_test", "ibm:ibm_test", mode=mode, seed=seed, journal=journal, retry=retry)
 
 
 def submissions(run_dir):
@@ -119,15 +118,27 @@ def toml_config(tmp_path, config=CONFIG) -> Path:
 # ------------------------------------------------------------------ fingerprints and the journal
 
 
-def test_fingerprint_sees_what_runs_and_nothing_else():
+def test_fingerprint_is_the_logical_request_not_the_transpiled_circuit():
+    """Oracle, power, shots, seed, backend, sampler options and qbo version name a request;
+    the transpiled circuit (which follows the day's layout) and names do not."""
+    from qiskit.transpiler import CouplingMap
+    from qiskit import transpile
+
     a = power_circuit(bernoulli(0.3), 2)
     renamed = a.copy(name="other")
-    renamed.metadata = {"x": 1}
     assert circuit_text(a) == circuit_text(renamed)
-    base = fingerprint("ibm:x", [a], 100, 7)
-    assert base == fingerprint("ibm:x", [renamed], 100, 7)
-    for other in (fingerprint("ibm:y", [a], 100, 7), fingerprint("ibm:x", [a], 101, 7),
-                  fingerprint("ibm:x", [a], 100, 8), fingerprint("ibm:x", [power_circuit(bernoulli(0.31), 2)], 100, 7)):
+    base = fingerprint("ibm:x", [a], 100, 7, {"o": 1}, "1.0")
+    assert base == fingerprint("ibm:x", [renamed], 100, 7, {"o": 1}, "1.0")
+    line = CouplingMap.from_line(5)
+    day1 = transpile(a, coupling_map=line, basis_gates=["rz", "sx", "cx"], initial_layout=[0], seed_transpiler=1)
+    day2 = transpile(a, coupling_map=line, basis_gates=["rz", "sx", "cx"], initial_layout=[3], seed_transpiler=1)
+    assert circuit_text(day1) != circuit_text(day2)
+    assert fingerprint("ibm:x", [day1], 100, 7, {"o": 1}, "1.0") == fingerprint("ibm:x", [day2], 100, 7, {"o": 1}, "1.0") == base
+    for other in (fingerprint("ibm:y", [a], 100, 7, {"o": 1}, "1.0"), fingerprint("ibm:x", [a], 101, 7, {"o": 1}, "1.0"),
+                  fingerprint("ibm:x", [a], 100, 8, {"o": 1}, "1.0"),
+                  fingerprint("ibm:x", [power_circuit(bernoulli(0.31), 2)], 100, 7, {"o": 1}, "1.0"),
+                  fingerprint("ibm:x", [power_circuit(bernoulli(0.3), 3)], 100, 7, {"o": 1}, "1.0"),
+                  fingerprint("ibm:x", [a], 100, 7, {"o": 2}, "1.0"), fingerprint("ibm:x", [a], 100, 7, {"o": 1}, "1.1")):
         assert other != base
 
 
@@ -149,22 +160,33 @@ def test_journal_survives_a_torn_line(tmp_path):
         ("RuntimeJobTimeoutError('t')", "wait"),
         ("TimeoutError()", "wait"),
         ("RuntimeJobFailureError('x')", "failed"),
-        ("RuntimeJobMaxTimeoutError('x')", None),
+        ("RuntimeJobMaxTimeoutError('x')", "maxtime"),
+        ("RuntimeJobNotFound('x')", "notfound"),
         ("RequestsApiError('x', status_code=503)", "network"),
+        ("_service_error(503)", "network"),
+        ("_service_error(502)", "network"),
+        ("_service_error(429)", "network"),
+        ("_service_error(400)", None),
+        ("_service_error(404)", None),
+        ("IBMRuntimeError(\"Failed to run program: HTTPSConnectionPool(host='x'): Max retries exceeded\")", "network"),
+        ("IBMRuntimeError(\"Failed to run program: '400 Client Error: Session abc is closed.'\")", "expired"),
+        ("IBMRuntimeError('Failed to run program: invalid input')", None),
         ("RequestsApiError('x', status_code=429)", "network"),
         ("RequestsApiError('x', status_code=403)", None),
         ("ConnectionError()", "network"),
         ("IBMNotAuthorizedError('x')", None),
-        ("RuntimeInvalidStateError('cancelled')", None),
+        ("RuntimeInvalidStateError('cancelled')", "cancelled"),
         ("ValueError('x')", None),
     ],
 )
 def test_which_errors_are_transient(exc, kind):
     from qiskit_ibm_runtime.api.exceptions import RequestsApiError  # noqa: F401
     from qiskit_ibm_runtime.exceptions import (  # noqa: F401
-        IBMNotAuthorizedError, RuntimeInvalidStateError, RuntimeJobFailureError, RuntimeJobMaxTimeoutError,
-        RuntimeJobTimeoutError,
+        IBMNotAuthorizedError, IBMRuntimeError, RuntimeInvalidStateError, RuntimeJobFailureError,
+        RuntimeJobMaxTimeoutError, RuntimeJobNotFound, RuntimeJobTimeoutError,
     )
+
+    from tests.support.fake_service import _service_error  # noqa: F401
 
     assert transient_kind(eval(exc)) == kind
 
@@ -199,13 +221,20 @@ def test_transient_errors_and_timeouts_are_retried_with_the_same_results(tmp_pat
     plan = FaultPlan(transient={0, 1}, timeout={2, 3})
     faulty = FaultyConnection(ExactConnection(), plan)
     delays = []
+
+    def sleep(seconds):  # the service's clock moves with every sleep
+        delays.append(seconds)
+        faulty.sleep(seconds)
+
+    retry = RetryPolicy(max_attempts=3, base_delay=1, factor=2, poll_s=0.5, poll_max_s=4, index_wait_s=7)
     ex = RuntimeExecutor(faulty, "ibm_test", "ibm:ibm_test", seed=1, journal=JobJournal.in_run_dir(tmp_path),
-                         retry=RetryPolicy(max_attempts=3, base_delay=1, factor=2), sleep=delays.append)
+                         retry=retry, sleep=sleep)
     got = ex.run(circuits(0, 1), [200, 200])
     ex.rng = __import__("numpy").random.default_rng(1)
     got += ex.run(circuits(2), [300])
     assert got == clean
-    assert delays == [1, 2, 1, 1]  # two network failures in a row, then one timeout per job
+    # 503, index wait, look-up (none), 503, index wait, look-up (none), submit; then polls 0.5, 1, 2, 4 ...
+    assert delays[:4] == [1, 7, 2, 7] and delays[4:8] == [0.5, 1, 2, 4] and max(delays[4:]) == 4
     entries = JobJournal.in_run_dir(tmp_path).read()
     assert [e["event"] for e in entries] == [
         "intent", "intent", "intent", "submitted", "timeout", "done", "intent", "submitted", "timeout", "done",
@@ -217,8 +246,9 @@ def test_a_failed_job_is_resubmitted_and_journalled(tmp_path):
     conn = ExactConnection()
     executor(FaultyConnection(conn, FaultPlan(failed={0})), tmp_path).run(circuits(1), [100])
     entries = JobJournal.in_run_dir(tmp_path).read()
-    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "intent", "submitted", "done"]
-    assert entries[2]["error"] == "RuntimeJobFailureError" and entries[4]["attempt"] == 2 == entries[3]["attempt"]
+    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "resubmit", "intent", "submitted", "done"]
+    assert entries[2]["error"] == "RuntimeJobFailureError" and entries[5]["attempt"] == 2 == entries[4]["attempt"]
+    assert entries[3]["rule"] == "failed"  # the rule that allowed the resubmission is journalled
     assert duplicate_submissions(entries) == []  # a re-submission after a failure is not a duplicate
 
 
@@ -235,20 +265,23 @@ def test_giving_up_leaves_the_job_pending_and_resume_reattaches(tmp_path):
 
 
 def test_a_non_transient_error_is_one_line_and_not_retried(tmp_path):
-    class Refusing(ExactConnection):
-        def sampler(self, mode):
-            sampler = super().sampler(mode)
+    conn = ExactConnection()
+    sampler = conn.sampler
 
-            def run(pubs, **kw):
-                from qiskit_ibm_runtime.exceptions import IBMNotAuthorizedError
+    def refusing(mode):
+        made = sampler(mode)
 
-                raise IBMNotAuthorizedError(f"401 for token {TOKEN}")
+        def run(pubs, **kw):
+            from qiskit_ibm_runtime.exceptions import IBMNotAuthorizedError
 
-            sampler.run = run
-            return sampler
+            raise IBMNotAuthorizedError(f"401 for token {TOKEN}")
 
+        made.run = run
+        return made
+
+    conn.sampler = refusing
     with pytest.raises(HardwareError) as info:
-        executor(Refusing(), tmp_path).run(circuits(0), [10])
+        executor(conn, tmp_path).run(circuits(0), [10])
     assert "IBMNotAuthorizedError" in str(info.value) and TOKEN not in str(info.value)
     assert "\n" not in str(info.value) and submissions(tmp_path) == [] and events(tmp_path) == ["intent"]
 
@@ -291,16 +324,16 @@ def test_a_failing_lookup_is_retried_never_skipped(tmp_path):
     """After a lost reply, a submission waits for a look-up that answered; then the job is found."""
     from qiskit_ibm_runtime.api.exceptions import RequestsApiError
 
-    class FlakyLookup(ExactConnection):
-        failures = 2
+    conn = ExactConnection()
+    find_jobs, failures = conn.find_jobs, [2]
 
-        def find_job(self, tag, backend):
-            if self.failures:
-                self.failures -= 1
-                raise RequestsApiError("injected", status_code=502)
-            return super().find_job(tag, backend)
+    def flaky(tag, backend):
+        if failures[0]:
+            failures[0] -= 1
+            raise RequestsApiError("injected", status_code=502)
+        return find_jobs(tag, backend)
 
-    conn = FlakyLookup()
+    conn.find_jobs = flaky
     faulty = FaultyConnection(conn, FaultPlan(ambiguous={0}))
     executor(faulty, tmp_path).run(circuits(2), [50])
     assert faulty.calls == 1 and faulty.finds == 3 and len(conn.submitted) == 1
@@ -313,8 +346,8 @@ def test_a_job_that_failed_is_not_reattached_by_its_tag(tmp_path):
     faulty = FaultyConnection(conn, FaultPlan(failed={0}, ambiguous={1}))
     executor(faulty, tmp_path).run(circuits(1), [100])
     entries = JobJournal.in_run_dir(tmp_path).read()
-    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "intent", "submitted", "done"]
-    failed, found = entries[1]["job_id"], entries[4]
+    assert [e["event"] for e in entries] == ["intent", "submitted", "failed", "resubmit", "intent", "submitted", "done"]
+    failed, found = entries[1]["job_id"], entries[5]
     assert found["via"] == "tag" and found["job_id"] != failed and faulty.calls == 2 and len(conn.submitted) == 2
     assert duplicate_submissions(entries) == []
 
@@ -328,15 +361,15 @@ def test_an_unsure_submission_at_give_up_says_resume_looks_it_up(tmp_path):
     assert len(conn.submitted) == 1 and events(tmp_path) == ["intent", "submitted", "done"]
 
 
-def test_local_connection_finds_nothing_and_ibm_looks_up_by_tag_and_backend():
+def test_local_connection_finds_nothing_and_ibm_looks_up_every_match_by_tag_backend_and_instance():
     """Local jobs die with their process (re-running is correct there); the service is asked
-    with QiskitRuntimeService.jobs' own keywords, newest first."""
+    with QiskitRuntimeService.jobs' own keywords, newest first, in the backend's instance."""
     import inspect
     from types import SimpleNamespace
 
     from qiskit_ibm_runtime import QiskitRuntimeService
 
-    assert LocalConnection().find_job("f" * 64, object()) is None
+    assert LocalConnection().find_jobs("f" * 64, object()) == []
     calls = []
 
     class Service:
@@ -346,9 +379,10 @@ def test_local_connection_finds_nothing_and_ibm_looks_up_by_tag_and_backend():
             return ["newest", "older"] if kwargs["job_tags"] == ["fp1"] else []
 
     conn = runtime.IBMConnection(Service())
-    backend = SimpleNamespace(name="ibm_test")
-    assert conn.find_job("fp1", backend) == "newest" and conn.find_job("fp2", backend) is None
-    assert calls[0]["backend_name"] == "ibm_test" and calls[0]["descending"] is True and calls[0]["limit"] >= 1
+    backend = SimpleNamespace(name="ibm_test", _instance="crn:v1:x")
+    assert conn.find_jobs("fp1", backend) == ["newest", "older"] and conn.find_jobs("fp2", backend) == []
+    assert calls[0]["backend_name"] == "ibm_test" and calls[0]["descending"] is True and calls[0]["limit"] >= 2
+    assert calls[0]["instance"] == "crn:v1:x"
 
 
 def test_the_sampler_tags_each_job_with_its_fingerprint():
@@ -361,8 +395,7 @@ def test_the_sampler_tags_each_job_with_its_fingerprint():
     import numpy as np
 
     seed = int(np.random.default_rng(1).integers(2**62))  # the request's seed drawn by run()
-    (compiled,) = [ex.compiled(c) for c in circuits(0)]
-    assert calls == [[fingerprint("fake:FakeManilaV2", [compiled], 10, seed)]]
+    assert calls == [[fingerprint("fake:FakeManilaV2", circuits(0), 10, seed, ex.options_id)]]
 
 
 # ------------------------------------------------------------------ crash and resume
@@ -419,7 +452,7 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
         plan = FaultPlan({crash}=12, hard=True)
         conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), plan)
         runtime.connect = lambda kind: conn
-        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r})
+        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r}, "--yes")
         print(result.output)
         sys.exit(result.exit_code)
     """)
@@ -439,12 +472,12 @@ def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     A local job dies with its process, so the crashed request is journalled 'lost' and run
     again; the finished one is reused from the journal.
     """
-    retry = RetryPolicy(max_attempts=200, timeout_s=0.5, base_delay=0)  # waits of 0.5 s, up to 100 s
+    retry = RetryPolicy(max_attempts=200, timeout_s=0.5, base_delay=0, poll_s=0.05, poll_max_s=0.2)
     conn = FaultyConnection(LocalConnection(), FaultPlan(transient={0}, crash=2))
 
     def local(connection):
         return RuntimeExecutor(connection, "FakeBrisbane", "fake:FakeBrisbane", mode="batch", seed=3,
-                               journal=JobJournal.in_run_dir(tmp_path), retry=retry, sleep=lambda s: None)
+                               journal=JobJournal.in_run_dir(tmp_path), retry=retry)
 
     ex = local(conn)
     (first,) = ex.run(circuits(1), [200])
@@ -458,6 +491,7 @@ def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     entries = JobJournal.in_run_dir(tmp_path).read()
     events = [e["event"] for e in entries]
     assert events.count("submitted") == 3 and events.count("lost") == 1 and events.count("done") == 2
+    assert events.count("resubmit") == 1  # rule "lost": a local job cannot outlive its process
     assert "timeout" in events  # a local job takes seconds; each 0.5 s wait ran out and was retried
     assert duplicate_submissions(entries) == []
     resumed.close()
@@ -471,14 +505,14 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
     caplog.set_level(logging.DEBUG)
     cfg = toml_config(tmp_path)
     results = [
-        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--mode", "session", "--out", tmp_path / "run"),
+        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--mode", "session", "--out", tmp_path / "run", "--yes"),
         invoke("jobs", "list", tmp_path / "run"),
         invoke("jobs", "status", tmp_path / "run"),
     ]
     assert all(r.exit_code == 0 for r in results), [r.output for r in results]
     monkeypatch.setattr(runtime, "connect", lambda kind: runtime.IBMConnection())  # the real service, offline
     failed = [
-        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--out", tmp_path / "real"),
+        invoke("submit", cfg, "--backend", "ibm:ibm_test", "--out", tmp_path / "real", "--yes"),
         invoke("calibrations", "pull", "--backend", "ibm:ibm_test", "--out", tmp_path / "snap.json"),
         invoke("backends", "--timeout", "30"),
     ]
@@ -495,7 +529,7 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
 
 def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
     out = tmp_path / "run"
-    result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out)
+    result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out, "--yes")
     assert result.exit_code == 0, result.output
     assert "jobs in" in result.stdout and (out / "stages.jsonl").exists()
     n = len(submissions(out))
@@ -559,6 +593,9 @@ def test_missing_credentials_is_one_line_exit_2(tmp_path, no_credentials, offlin
         (["--mode", "turbo"], "'turbo'"),
         (["--timeout", "0"], "timeout"),
         (["--attempts", "0"], "max_attempts"),
+        (["--max-jobs", "0"], "max-jobs"),
+        (["--max-qpu-seconds", "-1"], "max-qpu-seconds"),
+        (["--resubmit", "failed,bogus"], "'bogus'"),
     ],
 )
 def test_bad_submit_options_are_one_line_exit_2(tmp_path, ibm, args, fragment):

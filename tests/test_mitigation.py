@@ -246,3 +246,156 @@ def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
         Mitigation(bias_pad=True)
     with pytest.raises(ValueError, match="transpiling executor"):
         make_mitigation("zne", snapshot, bias_pad=True).bind(ExactExecutor(seed=0), oracle)
+
+
+# ---------------------------------------------------------------- twirling and the estimate CLI
+
+
+@pytest.mark.slow
+def test_twirled_instances_keep_the_circuit_and_split_shots():
+    """Every twirl of a compiled routed power implements the same Q^k A (noiseless
+    probabilities equal to 1e-9), and the executor's shots over twirls sum to the call's."""
+    import numpy as np
+
+    from qbo.grover import power_circuit
+    from qbo.noise.depth import compiler_for
+    from qbo.noise.twirl import split_shots, twirled_instances
+    from qbo.oracles import parse_oracle
+    from tests.test_depth import _ideal_one_probability
+
+    assert split_shots(10, 4) == [3, 3, 2, 2] and split_shots(3, 16) == [1, 1, 1]
+    snapshot = load_snapshot("fake_torino")
+    compiler = compiler_for(snapshot)
+    compiled = compiler(power_circuit(parse_oracle("gaussian:mean=0.4,std=0.2,qubits=2"), 1))
+    expected = _ideal_one_probability(compiled)
+    twirls = twirled_instances(compiled, 3, np.random.default_rng(0), compiler.target)
+    assert len({str(t.data) for t in twirls}) == 3
+    for t in twirls:
+        assert _ideal_one_probability(t) == pytest.approx(expected, abs=1e-9)
+        assert t.count_ops().get("cz") == compiled.count_ops().get("cz")
+
+
+def test_twirled_aer_executor_counts_every_shot():
+    from qbo.grover import power_circuit
+    from qbo.oracles import bernoulli
+
+    executor = AerExecutor(load_snapshot("fake_torino"), seed=1, twirl=True, randomizations=4)
+    (counts,) = executor.run([power_circuit(bernoulli(0.3), 2)], [101])
+    assert sum(counts.values()) == 101
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--mitigation", "bogus", "--target", "aer:fake_torino"], "mitigation must be one of none, rem, zne, zne+rem, got 'bogus'"),
+    (["--mitigation", "rem", "--target", "exact"], "readout mitigation needs"),
+    (["--twirl", "--target", "exact"], "got target 'exact'"),
+    (["--device", "TPU", "--target", "aer"], "device must be one of CPU, GPU, got 'TPU'"),
+    (["--device", "GPU", "--target", "exact"], "works on aer targets only"),
+])
+def test_estimate_rejects_bad_mitigation_twirl_and_device(args, needle):
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    result = CliRunner().invoke(app, ["estimate", *args])
+    assert result.exit_code == 2
+    lines = [l for l in result.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in result.output
+
+
+def test_estimate_gpu_without_the_gpu_build_is_one_line():
+    from qiskit_aer import AerSimulator
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    if "GPU" in AerSimulator().available_devices():
+        pytest.skip("this qiskit-aer has a GPU")
+    result = CliRunner().invoke(app, ["estimate", "--device", "gpu", "--target", "aer"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "qbo[gpu]" in result.output
+
+
+@pytest.mark.slow
+def test_estimate_with_mitigation_and_twirl_counts_folded_calls():
+    import json
+
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    result = CliRunner().invoke(app, ["estimate", "--target", "aer:fake_torino", "--epsilon", "0.05",
+                                      "--mitigation", "zne+rem", "--twirl", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["mitigation"] == "zne+rem" and out["twirl"] is True
+    assert out["oracle_calls"] == sum(r["shots"] * r["scale"] * (2 * r["k"] + 1) for r in out["rounds"])
+    assert {r["scale"] for r in out["rounds"]} == {1, 3}
+
+
+@pytest.mark.slow
+def test_bench_exact_channels_equal_aer_density_matrix():
+    """bench/noise.py's exact probabilities (compiled-block superoperators under the Aer
+    noise model, eigendecomposed powers) equal Aer's density-matrix simulation of the same
+    compiled circuits, and repeated products, to 1e-7."""
+    bench = _bench_noise()
+    model = bench.DeviceModel(load_snapshot("fake_torino"))
+    assert bench.spot_check(model, bench.make_oracle("entangled", 0.37)) < 1e-7
+    assert bench.wilson_lower(95, 100) == pytest.approx(0.8883, abs=1e-4)
+
+
+def test_twirling_connection_switches_on_the_samplers_own_twirling():
+    """fake:/ibm: targets twirl through the runtime Sampler's options; everything else of the
+    connection passes through unchanged."""
+    from types import SimpleNamespace
+
+    from qiskit_ibm_runtime.options_models.sampler import SamplerOptions
+
+    from qbo.noise.twirl import TwirlingConnection
+
+    class Inner:
+        simulated = True
+
+        def sampler(self, mode):
+            return SimpleNamespace(options=SamplerOptions(), mode=mode)
+
+    connection = TwirlingConnection(Inner())
+    sampler = connection.sampler("batch")
+    assert connection.simulated and sampler.mode == "batch"
+    assert sampler.options.twirling.enable_gates is True
+    assert sampler.options.twirling.num_randomizations == "auto"
+
+
+@pytest.mark.slow
+def test_twirled_aer_executor_turns_a_coherent_error_into_the_twirled_channel():
+    """Inject RZZ(0.1) after every CZ of the layout. Untwirled, Q^4 A of the entangled
+    oracle (a = 0.3) reads what the exact channel predicts (0.295); with ``twirl=True`` the
+    executor's 64 random twirls read the exact Pauli-twirled prediction (0.650), not the
+    coherent one. Margins: 4 binomial sd plus 0.005 (untwirled; Aer's error-composition
+    order) or 0.02 (twirled; a finite set of twirls)."""
+    from qiskit.circuit.library import RZZGate
+    from qiskit_aer import AerSimulator
+    from qiskit_aer.noise import coherent_unitary_error
+
+    from qbo.execution.base import ones
+    from qbo.grover import power_circuit
+    from qbo.noise.aer_model import noise_model
+
+    bench = _bench_noise()
+    snapshot, oracle, k, shots = load_snapshot("fake_torino"), bench.make_oracle("entangled", 0.3), 4, 20000
+    measured = {}
+    for twirl in (False, True):
+        model = bench.DeviceModel(snapshot, delta=0.1, twirl=twirl)
+        probability = model.add(oracle).probability(k)
+        predicted = float(model.confusion.observe(probability))
+        executor = AerExecutor(snapshot, seed=5, twirl=twirl, randomizations=64)
+        layout = executor.transpile_cache.layout(oracle.num_qubits)
+        noisy = noise_model(snapshot, qubits=layout)
+        for g in snapshot.gates:
+            if g.gate == "cz" and set(g.qubits) <= set(layout) and not g.faulty:
+                noisy.add_quantum_error(coherent_unitary_error(RZZGate(0.1).to_matrix()), "cz", list(g.qubits), warnings=False)
+        executor._backends[tuple(layout)] = AerSimulator(target=executor.transpile_cache.target, noise_model=noisy)
+        (counts,) = executor.run([power_circuit(oracle, k)], [shots])
+        p = ones(counts) / shots
+        sd = math.sqrt(p * (1 - p) / shots)
+        assert abs(p - predicted) <= 4 * sd + (0.02 if twirl else 0.005), (twirl, p, predicted)
+        measured[twirl] = p
+    assert measured[True] - measured[False] > 0.3

@@ -16,7 +16,7 @@ calibrations_app = typer.Typer(help="Device calibration snapshots.", no_args_is_
 @one_line_errors
 def list_() -> None:
     """List the shipped snapshots."""
-    from qbo.noise.snapshot import list_snapshots, load_snapshot
+    from qbo.noise import list_snapshots, load_snapshot
 
     for name in list_snapshots():
         s = load_snapshot(name)
@@ -29,26 +29,37 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
     """Summarise one snapshot (median T1, T2, readout and gate errors)."""
     import numpy as np
 
-    from qbo.noise.snapshot import load_snapshot
+    from qbo.noise import load_snapshot
 
     s = load_snapshot(name)
     if as_json:
         typer.echo(json.dumps(s.to_json()))
         return
     med = lambda xs: float(np.median([x for x in xs if x is not None])) if any(x is not None for x in xs) else float("nan")  # noqa: E731
+    working = [q for q in s.qubits if not q.faulty]
     typer.echo(f"{s.name}: {s.processor} {s.num_qubits} qubits, basis {', '.join(s.basis_gates)}, from {s.source} at {s.timestamp}")
-    typer.echo(f"median T1 {med([q.t1 for q in s.qubits]) * 1e6:.1f} us, T2 {med([q.t2 for q in s.qubits]) * 1e6:.1f} us, readout error {med([q.readout_error for q in s.qubits]):.4f}")
+    typer.echo(f"median T1 {med([q.t1 for q in working]) * 1e6:.1f} us, T2 {med([q.t2 for q in working]) * 1e6:.1f} us, readout error {med([q.readout_error for q in working]):.4f}")
     for gate in sorted({g.gate for g in s.gates}):
-        errs = [g.error for g in s.gates if g.gate == gate]
-        durs = [g.duration for g in s.gates if g.gate == gate]
-        typer.echo(f"  {gate:8s} median error {med(errs):.2e}, median duration {med(durs) * 1e9:.0f} ns ({len(errs)} entries)")
+        ok = [g for g in s.gates if g.gate == gate and not g.faulty]
+        bad = sum(g.gate == gate and g.faulty for g in s.gates)
+        errs, durs = [g.error for g in ok], [g.duration for g in ok]
+        faulty = f", {bad} faulty" if bad else ""
+        typer.echo(f"  {gate:8s} median error {med(errs):.2e}, median duration {med(durs) * 1e9:.0f} ns ({len(ok)} entries{faulty})")
+    if s.faulty_qubits or s.faulty_gates:
+        typer.echo(f"faulty qubits {list(s.faulty_qubits) or 'none'}, faulty gates {len(s.faulty_gates)}: "
+                   "left out of layouts, routing and the noise model")
+        for note in s.notes:
+            if "faulty" in note:
+                typer.echo(f"  {note}")
+    else:
+        typer.echo("faulty qubits none, faulty gates none")
 
 
 @calibrations_app.command("export")
 @one_line_errors
 def export(from_fake: Annotated[str, typer.Option("--from-fake", help="Fake backend class, e.g. FakeBrisbane.")]) -> None:
     """Export a snapshot from a qiskit-ibm-runtime fake backend into calibrations/."""
-    from qbo.noise.snapshot import calibrations_dir, export_from_fake, save_snapshot
+    from qbo.noise import calibrations_dir, export_from_fake, save_snapshot
 
     snapshot = export_from_fake(from_fake)
     path = save_snapshot(snapshot, calibrations_dir() / f"{snapshot.name}.json")

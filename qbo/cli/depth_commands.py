@@ -18,7 +18,7 @@ def calibrations_depth(
     fraction: Annotated[float, typer.Option("--fraction", help="Allowed bias as a fraction of eps.")] = 0.5,
 ) -> None:
     """Print k, depth, duration, 2q gates, predicted contrast and bias bounds per Grover power."""
-    from qbo.noise.snapshot import load_snapshot
+    from qbo.noise import load_snapshot
     from qbo.noise.depth import choose_k_max, depth_table
     from qbo.oracles import parse_oracle
 

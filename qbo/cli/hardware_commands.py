@@ -60,6 +60,10 @@ def parse_device(backend: str) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ submit
 
+RESUBMIT_HELP = ("job ends that may be submitted again, comma-separated: failed, lost, cancelled, maxtime, "
+                 "notfound (each resubmission is journalled with its rule)")
+PLAN_TRIALS = 2  # trials simulated for the cost plan (scaled to all trials)
+
 
 @hardware_errors
 def submit(
@@ -69,24 +73,143 @@ def submit(
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default: a fresh folder under runs/).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait on one job before retrying the wait.")] = 3600.0,
     attempts: Annotated[int, typer.Option(help="Failures in a row (transient errors, timeouts) before giving up.")] = 5,
+    max_jobs: Annotated[Optional[int], typer.Option(help="Hard cap: jobs this run may submit (checked before each).")] = None,
+    max_qpu_seconds: Annotated[Optional[float], typer.Option(help="Hard cap: QPU seconds (measured + predicted pending), checked before each job.")] = None,
+    max_execution_time: Annotated[int, typer.Option(help="max_execution_time of every job, in QPU seconds.")] = 300,
+    max_time: Annotated[int, typer.Option(help="max_time of the Batch or Session, in seconds (an expired one is reopened, journalled).")] = 8 * 3600,
+    resubmit: Annotated[str, typer.Option(help=RESUBMIT_HELP)] = "failed,lost",
+    plan_trials: Annotated[int, typer.Option(help="Trials simulated for the cost plan (scaled to all trials).")] = PLAN_TRIALS,
+    yes: Annotated[bool, typer.Option("--yes", help="Submit without asking to confirm the cost plan.")] = False,
 ) -> None:
-    """Start a hardware-in-the-loop BO run: every job is journalled in RUN_DIR/jobs.jsonl."""
+    """Start a hardware-in-the-loop BO run: print the cost plan, confirm, then submit; every job
+    is journalled in RUN_DIR/jobs.jsonl and the caps are checked before each submission."""
     from qbo.execution import runtime
-    from qbo.execution.jobs import RetryPolicy, check_mode, write_settings
+    from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
     from qbo.experiments.config import load_config
     from qbo.experiments.runner import check_experiment
 
     kind, name = parse_device(backend)
     check_mode(mode)
-    retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout)
+    retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout, resubmit=_rules(resubmit))
+    limits = Limits(max_jobs, max_qpu_seconds, max_execution_time, max_time)
+    if plan_trials < 1:
+        raise ValueError(f"--plan-trials must be >= 1, got {plan_trials}")
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
-    runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
+    device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
     if (folder / "config.toml").exists() and load_config(folder / "config.toml") != cfg:
         raise ValueError(f"'{folder}' holds a different experiment; use a fresh --out or `qbo jobs resume {folder}`")
-    write_settings(folder, mode, retry)
+    for line in plan_lines(cost_plan(cfg, device, plan_trials), cfg, mode, limits, device):
+        typer.echo(line)
+    if not yes and not _confirmed():
+        typer.echo("not submitted: the plan was not confirmed (--yes confirms it)", err=True)
+        raise typer.Exit(code=1)
+    write_settings(folder, mode, retry, limits)
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
+
+
+def _confirmed() -> bool:
+    try:
+        return bool(typer.confirm("Submit these jobs?", default=False))
+    except (typer.Abort, EOFError):
+        return False
+
+
+def _rules(text: str) -> tuple[str, ...]:
+    from qbo.execution.jobs import RESUBMIT_RULES
+
+    rules = tuple(r.strip() for r in text.split(",") if r.strip())
+    bad = [r for r in rules if r not in RESUBMIT_RULES]
+    if bad:
+        raise ValueError(f"--resubmit: unknown job end '{bad[0]}', expected some of {', '.join(RESUBMIT_RULES)}")
+    return rules
+
+
+def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS) -> dict[str, Any]:
+    """Jobs, circuits, shots, stages and predicted QPU seconds per algorithm: the run simulated
+    on an ideal device with the hardware path's job rule (qbo.execution.plan)."""
+    import numpy as np
+
+    from qbo.algorithms import make_policy
+    from qbo.execution.plan import PlanExecutor
+    from qbo.experiments.defaults import policy_options
+    from qbo.experiments.runner import Unit, check_experiment, problem_for_trial
+    from qbo.experiments.trial import run_stages
+    from qbo.timevarying.runner import is_tv_problem
+
+    if is_tv_problem(cfg.problem):
+        return {"algorithms": {}, "simulated": 0, "trials": cfg.trials, "tv": True}
+    settings, first = check_experiment(cfg)
+    simulated = min(plan_trials, cfg.trials)
+    algorithms: dict[str, dict[str, Any]] = {}
+    for algorithm in cfg.algorithms:
+        entry = {"quantum": False, "jobs": 0, "circuits": 0, "shots": 0, "qpu_s": 0.0, "stages": 0}
+        algorithms[algorithm] = entry
+        for trial in range(simulated):
+            problem = first if trial == 0 else problem_for_trial(cfg, trial)
+            policy = make_policy(algorithm, problem.arms, **policy_options(
+                algorithm, problem, cfg.budget, cfg.algorithm_options.get(algorithm, {})))
+            if not getattr(policy, "quantum", False):
+                break  # classical learners sample the reward model on hardware: no jobs
+            entry["quantum"] = True
+            executor = PlanExecutor(device, cfg.target)
+            executor.rng = np.random.default_rng(Unit(trial, algorithm).seed(cfg.seed))
+            for record in run_stages(problem, policy, executor, settings):
+                entry["stages"] += record["method"] not in ("exploit", "sample")
+            tally = executor.tally
+            entry["jobs"] += tally.jobs
+            entry["circuits"] += tally.circuits
+            entry["shots"] += tally.shots
+            entry["qpu_s"] += tally.qpu_seconds
+    scale = cfg.trials / simulated
+    for entry in algorithms.values():
+        for key in ("jobs", "circuits", "shots", "qpu_s", "stages"):
+            entry[key] = entry[key] * scale
+    return {"algorithms": algorithms, "simulated": simulated, "trials": cfg.trials, "tv": False}
+
+
+def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: Any) -> list[str]:
+    """The cost plan as printed before anything is submitted."""
+    from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
+
+    lines = [f"cost plan for {cfg.target} ({mode} mode), {cfg.trials} trials x {len(cfg.algorithms)} algorithms, budget {cfg.budget}:"]
+    if plan["tv"]:
+        lines.append("  time-varying problem: no job prediction (jobs still stop at the caps)")
+    else:
+        lines[0] += (f" simulated on an ideal device for {plan['simulated']} of {plan['trials']} trials"
+                     + (f", scaled x{plan['trials'] / plan['simulated']:g}" if plan["simulated"] < plan["trials"] else ""))
+    total = {"jobs": 0.0, "circuits": 0.0, "shots": 0.0, "qpu_s": 0.0, "stages": 0.0}
+    for name, entry in plan["algorithms"].items():
+        if not entry["quantum"]:
+            lines.append(f"  {name}: classical, samples the problem's reward model: 0 jobs")
+            continue
+        per_stage = entry["jobs"] / entry["stages"] if entry["stages"] else 0.0
+        lines.append(f"  {name}: {entry['jobs']:,.0f} jobs, {entry['circuits']:,.0f} circuits, {entry['shots']:,.0f} shots, "
+                     f"{entry['stages']:,.0f} quantum stages ({per_stage:.1f} jobs per stage), ~{entry['qpu_s']:,.0f} QPU s")
+        for key in total:
+            total[key] += entry[key]
+    if not plan["tv"]:
+        lines.append(f"  total: {total['jobs']:,.0f} jobs, {total['circuits']:,.0f} circuits, {total['shots']:,.0f} shots, "
+                     f"~{total['qpu_s']:,.0f} QPU s predicted ({JOB_OVERHEAD_S:g} s per job + shots x (rep delay "
+                     f"{rep_delay_s(device) * 1e6:.0f} us + circuit duration))")
+    queue = _queue_depth(device) if str(cfg.target).startswith("ibm:") else None  # fake: no queue
+    if queue is not None:
+        lines.append(f"  queue: {queue} jobs pending on {getattr(device, 'name', '?')} now")
+    caps = (f"--max-jobs {limits.max_jobs if limits.max_jobs is not None else 'none'}, "
+            f"--max-qpu-seconds {limits.max_qpu_seconds if limits.max_qpu_seconds is not None else 'none'}")
+    time_limits = f"max_execution_time {limits.max_execution_time} s per job"
+    if mode != "job":
+        time_limits += f", {mode} max_time {limits.max_time} s"
+    lines.append(f"  caps: {caps}; {time_limits}")
+    return lines
+
+
+def _queue_depth(device: Any) -> int | None:
+    try:
+        return int(device.status().pending_jobs)
+    except Exception:  # fake backends and test doubles have no queue
+        return None
 
 
 @jobs_app.command("resume")
@@ -94,14 +217,27 @@ def submit(
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")],
     mode: Annotated[Optional[str], typer.Option(help="Change the mode: " + MODE_HELP)] = None,
+    max_jobs: Annotated[Optional[int], typer.Option(help="Change the cap on jobs (recorded in the run folder).")] = None,
+    max_qpu_seconds: Annotated[Optional[float], typer.Option(help="Change the cap on QPU seconds.")] = None,
+    resubmit: Annotated[Optional[str], typer.Option(help="Change the rule: " + RESUBMIT_HELP)] = None,
 ) -> None:
     """Continue a run: journalled counts are reused and pending jobs re-attached, never re-submitted."""
-    from qbo.execution.jobs import check_mode, read_settings, write_settings
+    import dataclasses
+
+    from qbo.execution.jobs import check_mode, read_instance, read_limits, read_settings, write_settings
     from qbo.experiments.runner import resume_experiment
 
     _check_run_dir(run_dir)
-    if mode is not None:
-        write_settings(run_dir, check_mode(mode), read_settings(run_dir)[1])
+    saved_mode, retry = read_settings(run_dir)
+    limits = read_limits(run_dir)
+    if max_jobs is not None:
+        limits = dataclasses.replace(limits, max_jobs=max_jobs)
+    if max_qpu_seconds is not None:
+        limits = dataclasses.replace(limits, max_qpu_seconds=max_qpu_seconds)
+    if resubmit is not None:
+        retry = dataclasses.replace(retry, resubmit=_rules(resubmit))
+    if (mode, max_jobs, max_qpu_seconds, resubmit) != (None, None, None, None):
+        write_settings(run_dir, check_mode(mode or saved_mode), retry, limits, instance=read_instance(run_dir))
     _run(run_dir, lambda report: resume_experiment(run_dir, report))
 
 
@@ -121,6 +257,7 @@ def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
     typer.echo(format_table(summarise(records, cfg)))
     jobs = JobJournal.in_run_dir(folder).jobs()
     typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png; {len(jobs)} jobs in {folder}/jobs.jsonl")
+    typer.echo(spent_line(folder))
 
 
 class _Progress:
@@ -164,6 +301,21 @@ def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder."
         if state in PENDING and connection is not None:
             state = f"{state} in journal; service: {_service_status(connection, job['job_id'])}"
         typer.echo(_job_line(job, state))
+    typer.echo(spent_line(run_dir))
+
+
+def spent_line(run_dir: Path) -> str:
+    """Jobs and QPU seconds spent against the run's caps."""
+    from qbo.execution.jobs import JobJournal, read_limits, spent
+
+    entries = JobJournal.in_run_dir(run_dir).read()
+    jobs, seconds = spent(entries)
+    measured = sum(float(e["qpu_s"]) for e in entries if e.get("qpu_s") is not None)
+    limits = read_limits(run_dir)
+    cap_s = f"{limits.max_qpu_seconds:g}" if limits.max_qpu_seconds is not None else "none"
+    cap_j = f"{limits.max_jobs}" if limits.max_jobs is not None else "none"
+    return (f"spent: {jobs} jobs of cap {cap_j}; {seconds:.1f} QPU s ({measured:.1f} measured, "
+            f"{seconds - measured:.1f} predicted for pending jobs) of cap {cap_s}")
 
 
 def _service_status(connection: Any, job_id: str) -> str:

@@ -23,34 +23,43 @@ def estimate(
     oracle: Annotated[str, typer.Option(help=ORACLE_HELP)] = "bernoulli:0.3",
     epsilon: Annotated[float, typer.Option(help="Target half-width, reward units.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="Failure probability.")] = 0.05,
-    method: Annotated[str, typer.Option(help="iae | mc | auto")] = "iae",
+    method: Annotated[str, typer.Option(help="iae | mc | auto, or any other name qbo.qmc.make_estimator knows")] = "iae",
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
     calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.noise.depth) and say when eps is out of reach.")] = True,
+    mitigation: Annotated[str, typer.Option(help="none | rem | zne | zne+rem: readout-error mitigation and / or zero-noise extrapolation of every round (qbo.mitigation).")] = "none",
+    twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
+    device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
     from qbo.execution import make_executor, parse_target
+    from qbo.mitigation import make_mitigation
     from qbo.oracles import parse_oracle
     from qbo.qmc import make_estimator
 
     parsed = parse_target(target)
     the_oracle = parse_oracle(oracle)
-    snapshot = parsed.snapshot() if calibration_aware else None
-    estimator = make_estimator(method, epsilon, alpha, shots, snapshot=snapshot)
-    result = estimator.estimate(the_oracle, make_executor(parsed, seed))
+    device_model = parsed.snapshot()
+    mit = make_mitigation(mitigation, device_model)
+    snapshot = device_model if calibration_aware else None
+    estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot)
+    executor = make_executor(parsed, seed, twirl=twirl, device=device)
+    result = estimator.estimate(the_oracle, executor)
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
         extra = ("reached_epsilon", "wall_time", "note")
         payload = {k: out[k] for k in keys + extra}
+        payload.update(mitigation=mitigation, twirl=twirl, device=device.upper())
         typer.echo(json.dumps(payload))
         return
     exact = "" if the_oracle.mean is None else f"   (exact mean {the_oracle.mean:.6f})"
     typer.echo(f"oracle       {the_oracle.key}")
     typer.echo(f"estimate     {result.value:.6f}  [{result.ci_low:.6f}, {result.ci_high:.6f}]{exact}")
-    typer.echo(f"method       {result.method} on {result.target}, eps={epsilon}, alpha={alpha}")
+    typer.echo(f"method       {result.method} on {result.target}, eps={epsilon}, alpha={alpha}, "
+               f"mitigation {mitigation}{', twirled' if twirl else ''}, device {device.upper()}")
     typer.echo(f"oracle calls {result.oracle_calls}  (sum of shots*(2k+1) over {len(result.rounds)} rounds)")
     typer.echo("rounds (k, shots, ones): " + " ".join(f"({r.k},{r.shots},{r.ones})" for r in result.rounds))
     if result.note:

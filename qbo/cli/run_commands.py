@@ -48,6 +48,7 @@ def run(
         cfg = load_config(resume / "config.toml") if (resume / "config.toml").exists() else None
         if cfg is None:
             raise ValueError(f"'{resume}' is not a qbo run folder: no config.toml")
+        _no_device(cfg.target)
         records = _execute(cfg, resume, workers, scheduler)
         folder = resume
     else:
@@ -60,6 +61,7 @@ def run(
         if lengthscale is not None:
             cfg = cfg.with_lengthscale(lengthscale)
         cfg = _time_varying_budget(cfg, budget is None and config is None)
+        _no_device(cfg.target)
         folder = out or fresh_folder()
         records = _execute(cfg, folder, workers, scheduler)
     typer.echo(format_table(summarise(records, cfg)))
@@ -111,6 +113,13 @@ def _time_varying_budget(cfg, budget_unset: bool):
     if budget_unset and is_tv_problem(cfg.problem) and not any(a.startswith("q-") for a in cfg.algorithms):
         return cfg.with_overrides(budget=DEFAULT_ROUNDS)
     return cfg
+
+
+def _no_device(target: str) -> None:
+    """Paid hardware goes through `qbo submit` (cost plan, caps, confirmation), never `qbo run`."""
+    if target.startswith("ibm:"):
+        raise ValueError(f"--target {target}: ibm: targets run with `qbo submit CONFIG --backend {target}` "
+                         "(cost plan, caps and confirmation), or `qbo jobs resume RUN_DIR`")
 
 
 def fresh_folder(prefix: str = "") -> Path:

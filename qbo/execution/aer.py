@@ -7,9 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 from qiskit import QuantumCircuit
 
-from qbo.noise.snapshot import Snapshot
+from qbo.noise.aer_model import aer_backend
+from qbo.noise.depth import compiler_for
+from qbo.noise.schema import Snapshot
 from qbo.execution.base import Counts, check_shots
-from qbo.execution.transpile import TranspileCache
+from qbo.noise.blocks import TranspileCache
+from qbo.noise.twirl import DEFAULT_RANDOMIZATIONS, split_shots, twirled_instances
+
+
+DEVICES = ("CPU", "GPU")
 
 
 class AerExecutor:
@@ -17,22 +23,29 @@ class AerExecutor:
 
     Noisy circuits are transpiled to the snapshot's basis gates and coupling map with a
     fixed layout (``choose_layout``); the noise model covers just the laid-out qubits.
+
+    ``twirl``: every run spreads its shots over up to ``randomizations`` random Pauli twirls
+    of the compiled circuit's two-qubit gates (``qbo.noise.twirl``). ``device='GPU'`` runs on
+    qiskit-aer-gpu (the optional ``gpu`` extra); nothing else needs it.
     """
 
     def __init__(
-        self, snapshot: Snapshot | None = None, seed: int | None = None, optimization_level: int = 1
+        self, snapshot: Snapshot | None = None, seed: int | None = None, optimization_level: int = 1,
+        *, twirl: bool = False, randomizations: int = DEFAULT_RANDOMIZATIONS, device: str = "CPU",
     ) -> None:
         from qiskit_aer import AerSimulator
 
+        self.device = check_device(device)
         self.rng = np.random.default_rng(seed)
         self._snapshot = snapshot
+        self.twirl, self.randomizations = bool(twirl), int(randomizations)
         self.target = "aer" if snapshot is None else f"aer:{snapshot.name}"
         self._backends: dict[tuple[int, ...], object] = {}
         if snapshot is None:
-            self._ideal = AerSimulator(method="statevector")
+            self._ideal = AerSimulator(method="statevector", device=self.device)
             self._transpile = TranspileCache(self._ideal.target, optimization_level, seed or 0, layout=lambda n: list(range(n)))
         else:
-            self._transpile = TranspileCache(snapshot.target(), optimization_level, seed or 0)
+            self._transpile = compiler_for(snapshot, optimization_level, seed or 0)
 
     def backend_for(self, num_qubits: int):
         """The simulator for circuits of this width (noise restricted to the layout)."""
@@ -40,8 +53,13 @@ class AerExecutor:
             return self._ideal
         layout = tuple(self._transpile.layout(num_qubits))
         if layout not in self._backends:
-            self._backends[layout] = self._snapshot.to_backend(noise_qubits=layout)
+            self._backends[layout] = aer_backend(self._snapshot, noise_qubits=layout, device=self.device)
         return self._backends[layout]
+
+    @property
+    def transpile_cache(self) -> TranspileCache:
+        """Compiles this executor's circuits (shared per snapshot with ``qbo.noise.depth``)."""
+        return self._transpile
 
     def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit:
         """The transpiled circuit that actually runs (cached for power circuits)."""
@@ -52,7 +70,31 @@ class AerExecutor:
         out = []
         for circuit, n in zip(circuits, shots):
             backend = self.backend_for(circuit.num_qubits)
-            seed = int(self.rng.integers(2**31))
-            result = backend.run(self.compiled(circuit), shots=n, seed_simulator=seed).result()
-            out.append(dict(result.get_counts()))
+            compiled = self.compiled(circuit)
+            if not self.twirl:
+                seed = int(self.rng.integers(2**31))
+                out.append(dict(backend.run(compiled, shots=n, seed_simulator=seed).result().get_counts()))
+                continue
+            parts = split_shots(n, self.randomizations)
+            instances = twirled_instances(compiled, len(parts), self.rng, self._transpile.target)
+            total: Counts = {}
+            for instance, m in zip(instances, parts):
+                seed = int(self.rng.integers(2**31))
+                for bits, c in backend.run(instance, shots=m, seed_simulator=seed).result().get_counts().items():
+                    total[bits] = total.get(bits, 0) + c
+            out.append(total)
         return out
+
+
+def check_device(device: str) -> str:
+    """'CPU' or 'GPU' (case-insensitive); GPU only if this qiskit-aer build has one."""
+    name = str(device).upper()
+    if name not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {str(device)[:40]!r}")
+    if name == "GPU":
+        from qiskit_aer import AerSimulator
+
+        if "GPU" not in AerSimulator().available_devices():
+            raise ValueError("device 'GPU' needs the GPU build of qiskit-aer (pip install 'qbo[gpu]', which "
+                             "installs qiskit-aer-gpu in place of qiskit-aer) and a CUDA GPU; this qiskit-aer has CPU only")
+    return name

@@ -14,6 +14,7 @@ from typing import Any
 
 from qbo.execution.base import Executor
 from qbo.noise.snapshot import Snapshot, export_from_fake, load_snapshot
+from qbo.noise.twirl import TwirlingConnection
 
 TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"
 KINDS = ("exact", "aer", "fake", "ibm")
@@ -72,7 +73,8 @@ def parse_target(text: object) -> Target:
 
 def make_executor(
     target: str | Target, seed: int | None = None, *, run_dir: str | os.PathLike | None = None,
-    mode: str | None = None, connection: Any = None, retry: Any = None,
+    mode: str | None = None, connection: Any = None, retry: Any = None, twirl: bool = False,
+    device: str = "CPU",
 ) -> Executor:
     """Build the executor for ``target``; one-line ValueError for an unknown target.
 
@@ -83,8 +85,19 @@ def make_executor(
     * ``mode``: ``job`` | ``batch`` | ``session`` (overrides the run folder's);
     * ``connection``: replaces ``qbo.execution.runtime.connect(kind)`` (tests);
     * ``retry``: a :class:`~qbo.execution.jobs.RetryPolicy` (overrides the run folder's).
+
+    An ``ibm:`` target needs ``run_dir``: nothing is submitted to a device without a journal.
+    The run folder also pins the layout and transpiled circuits (``transpiled/``) and holds
+    the caps; a run resumed from another instance than the one recorded is refused.
+
+    ``twirl``: Pauli-twirl two-qubit gates (Aer: ``qbo.noise.twirl``; runtime: the Sampler's
+    own twirling options). ``device``: 'CPU' or 'GPU' (aer targets only).
     """
     parsed = target if isinstance(target, Target) else parse_target(target)
+    if str(device).upper() != "CPU" and parsed.kind != "aer":
+        raise ValueError(f"device {str(device)[:40]!r} works on aer targets only, got target '{parsed}'")
+    if twirl and parsed.kind == "exact":
+        raise ValueError("twirling works on aer, fake and ibm targets (circuits with two-qubit gates), got target 'exact'")
     if parsed.kind == "exact":
         from qbo.execution.exact import ExactExecutor
 
@@ -92,13 +105,14 @@ def make_executor(
     if parsed.kind == "aer":
         from qbo.execution.aer import AerExecutor
 
-        return AerExecutor(parsed.snapshot(), seed)
+        return AerExecutor(parsed.snapshot(), seed, twirl=twirl, device=device)
     from qbo.execution import runtime
-    from qbo.execution.jobs import JobJournal, read_settings
 
-    saved_mode, saved_retry = read_settings(run_dir) if run_dir is not None else ("job", None)
-    journal = JobJournal.in_run_dir(run_dir) if run_dir is not None else None
-    return runtime.RuntimeExecutor(
-        connection if connection is not None else runtime.connect(parsed.kind), parsed.name, str(parsed),
-        mode=mode or saved_mode, seed=seed, journal=journal, retry=retry or saved_retry,
+    if parsed.kind == "ibm" and run_dir is None:
+        raise ValueError(f"target '{parsed}' needs a run folder for its job journal; use `qbo submit`")
+    connection = connection if connection is not None else runtime.connect(parsed.kind)
+    if twirl:
+        connection = TwirlingConnection(connection)
+    return runtime.journalled_executor(
+        connection, parsed.name, str(parsed), seed=seed, run_dir=run_dir, mode=mode, retry=retry,
     )

@@ -88,7 +88,8 @@ def _measure(
     """(value, charged calls, honest calls, method, eps of the observation's weight)."""
     oracle = problem.oracle(query.arm)
     if query.epsilon is None:
-        (sample,) = classical_samples(executor, oracle, 1)
+        # on hardware a classical learner samples the reward model, never the QPU (issue 11)
+        (sample,) = classical_samples(getattr(executor, "classical_source", executor), oracle, 1)
         return float(sample), 1, 1, "sample", None
     estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
     eps_unit = unit_epsilon(oracle, query.epsilon)

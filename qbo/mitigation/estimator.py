@@ -29,7 +29,7 @@ Intervals, each at level 1 - alpha for the quantity named:
 Residual-bias pad (``bias_pad=True``, opt-in): every interval above covers an
 expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of the
 noisy values). The pad widens each round's interval by a bound on that bias, predicted
-from the calibration with ``qbo.noise.depth.circuit_noise`` on every transpiled (folded)
+from the calibration with ``qbo.noise.depth.power_noise`` for every (folded)
 circuit the round runs: contrast c_s at scale s, so under the depolarising model of
 ``qbo.noise.depth`` the value read at scale s is 1/2 + c_s (p_k - 1/2) (after REM; before REM
 also p01 + g (.)), the linear extrapolation is 1/2 + c_eff (p_k - 1/2) with
@@ -60,9 +60,9 @@ from qbo.mitigation.extrapolation import check_factory, coefficients, extrapolat
 from qbo.mitigation.folding import check_scale, folded_power_circuit
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import power_circuit
-from qbo.noise.depth import circuit_noise
+from qbo.noise.depth import power_noise
 from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapshot_confusion
-from qbo.noise.snapshot import Snapshot
+from qbo.noise.schema import Snapshot
 from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
 from qbo.qmc.confidence import clopper_pearson
@@ -218,8 +218,8 @@ class BoundMitigation:
 
     def _predicted_bias(self, k: int) -> float:
         snapshot = self.config.snapshot
-        compiled = [self.executor.compiled(folded_power_circuit(self.oracle, k, s, True)) for s in self.config.scales]  # type: ignore[attr-defined]
-        noise = [circuit_noise(snapshot, c) for c in compiled]  # type: ignore[arg-type]
+        compiler = getattr(self.executor, "transpile_cache", None)
+        noise = [power_noise(snapshot, self.oracle, k, s, compiler) for s in self.config.scales]  # type: ignore[arg-type]
         c_eff = float(np.dot(self.coef, [n.contrast for n in noise]))
         gate_part = abs(1.0 - c_eff) / 2.0
         if self.config.readout:

@@ -24,7 +24,8 @@ from functools import lru_cache
 
 from qiskit import ClassicalRegister, QuantumCircuit
 
-from qbo.grover import ORACLE_KEY, POWER_KEY, power_circuit
+from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit
+from qbo.noise.blocks import SCALE_KEY
 from qbo.oracles.base import Oracle
 
 
@@ -56,7 +57,8 @@ def _folded(oracle: Oracle, k: int, scale: int, cache_metadata: bool) -> Quantum
     circuit.barrier()
     circuit.measure(oracle.objective, 0)
     if cache_metadata:
-        circuit.metadata = {ORACLE_KEY: f"{oracle.key}|fold{scale}", POWER_KEY: k}
+        blocks = power_circuit(oracle, k).metadata[BLOCKS_KEY]
+        circuit.metadata = {ORACLE_KEY: f"{oracle.key}|fold{scale}", POWER_KEY: k, BLOCKS_KEY: blocks, SCALE_KEY: scale}
     return circuit
 
 

@@ -16,10 +16,11 @@ measured matrix its own uncertainty would have to be added).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from qbo.noise.snapshot import Snapshot
+from qbo.noise.schema import Snapshot
 
 
 @dataclass(frozen=True)
@@ -41,14 +42,12 @@ class Confusion:
         return 1.0 - self.p01 - self.p10
 
     def inverse_matrix(self) -> np.ndarray:
-        """M^-1 from ``mitiq.rem.generate_inverse_confusion_matrix``."""
-        from mitiq.rem import generate_inverse_confusion_matrix
-
-        return np.asarray(generate_inverse_confusion_matrix(1, p0=self.p01, p1=self.p10), dtype=float)
+        """M^-1 from ``mitiq.rem.generate_inverse_confusion_matrix`` (cached per (p01, p10))."""
+        return _inverse(self.p01, self.p10).copy()
 
     def correct(self, q: float | np.ndarray) -> float | np.ndarray:
         """Mitigated P(1) for observed P(1) ``q`` (unclipped: may leave [0, 1])."""
-        inv = self.inverse_matrix()
+        inv = _inverse(self.p01, self.p10)
         q = np.asarray(q, dtype=float)
         return inv[1, 0] * (1.0 - q) + inv[1, 1] * q
 
@@ -57,20 +56,32 @@ class Confusion:
         return self.p01 + self.gain * np.asarray(p, dtype=float)
 
 
+@lru_cache(maxsize=256)
+def _inverse(p01: float, p10: float) -> np.ndarray:
+    from mitiq.rem import generate_inverse_confusion_matrix
+
+    inv = np.asarray(generate_inverse_confusion_matrix(1, p0=p01, p1=p10), dtype=float)
+    inv.setflags(write=False)
+    return inv
+
+
 def snapshot_confusion(snapshot: Snapshot, physical_qubit: int) -> Confusion:
     """The confusion of one physical qubit of a snapshot (symmetric readout_error if the
-    asymmetric fields are missing, as ``Snapshot.noise_model`` does)."""
+    asymmetric fields are missing, as ``qbo.noise.aer_model.noise_model`` does)."""
     if not 0 <= physical_qubit < snapshot.num_qubits:
         raise ValueError(f"physical qubit must be in [0, {snapshot.num_qubits - 1}], got {physical_qubit}")
     q = snapshot.qubits[physical_qubit]
+    if q.faulty:
+        raise ValueError(f"calibration {snapshot.name!r}: qubit {physical_qubit} is faulty and has no usable readout")
     p01 = q.prob_meas1_prep0 if q.prob_meas1_prep0 is not None else q.readout_error
     p10 = q.prob_meas0_prep1 if q.prob_meas0_prep1 is not None else q.readout_error
     return Confusion(float(p01), float(p10))
 
 
 def best_confusion(snapshot: Snapshot) -> Confusion:
-    """The confusion of the snapshot's best-read-out qubit (lowest readout_error, then index)."""
-    best = min(range(snapshot.num_qubits), key=lambda q: (snapshot.qubits[q].readout_error, q))
+    """The confusion of the snapshot's best-read-out working qubit (lowest readout_error, then index)."""
+    working = [q for q in range(snapshot.num_qubits) if not snapshot.qubits[q].faulty]
+    best = min(working, key=lambda q: (snapshot.qubits[q].readout_error, q))
     return snapshot_confusion(snapshot, best)
 
 

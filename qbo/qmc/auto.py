@@ -6,7 +6,10 @@ Hoeffding's 8 calls at eps = 0.5. qbo's default IAE sizes its rounds (its first 
 classical k = 0 round with Clopper-Pearson intervals), so measured on the exact target its
 cost model is at or below Hoeffding's for every eps; ``auto`` still guards configurations
 where that is not so (fixed ``shots``, a ``k_max`` cap).
-The choice compares the two estimators' own cost models (``expected_calls``); it depends
+On a noisy target (``aer:NAME``, ``fake:BACKEND``, ``ibm:BACKEND``) ``auto`` runs the
+noise-aware MLAE (``qbo.qmc.mlae``) instead: IAE and MC both assume the noiseless
+P(1) and their intervals do not cover under decay (issue 9).
+The noiseless choice compares the two estimators' own cost models (``expected_calls``); it depends
 only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
 """
 
@@ -18,20 +21,24 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.mlae import NOISELESS_TARGETS, MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.result import Estimate
 
 
 @dataclass(frozen=True)
 class AutoEstimator:
-    """IAE or MC, whichever its cost model predicts is cheaper for (epsilon, alpha).
+    """IAE or MC, whichever its cost model predicts is cheaper for (epsilon, alpha), on the
+    noiseless targets; MLAE on noisy ones.
 
-    ``iae_options`` configure the IAE candidate (e.g. shots, k_max).
+    ``iae_options`` configure the IAE candidate (e.g. shots, k_max); ``mlae_options`` the
+    MLAE (e.g. budget, snapshot).
     """
 
     epsilon: float
     alpha: float = 0.05
     iae_options: dict = field(default_factory=dict, hash=False)
+    mlae_options: dict = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -48,4 +55,6 @@ class AutoEstimator:
         return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
+        if executor.target not in NOISELESS_TARGETS:
+            return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
         return self.choose(oracle).estimate(oracle, executor)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from qbo.grover import oracle_calls
@@ -35,6 +35,9 @@ class Estimate:
     ``note`` says what limited the estimate, e.g. a device on which eps is out of reach.
     ``reached_epsilon`` is False when the estimator stopped (e.g. at its round or depth cap)
     with an interval wider than 2 epsilon; the interval is still honest.
+    ``diagnostics`` holds estimator-specific plain-JSON facts (e.g. MLAE's interval method,
+    goodness of fit and reachability, ``qbo.qmc.mlae``); empty for the others. It takes no
+    part in equality or hashing.
     """
 
     value: float
@@ -48,6 +51,7 @@ class Estimate:
     target: str
     reached_epsilon: bool = True
     note: str = ""
+    diagnostics: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def oracle_calls(self) -> int:

@@ -222,7 +222,7 @@ def run_tv_experiment(config: ExperimentConfig | Mapping[str, Any], out_dir: str
         problem = first if trial == 0 else make_tv_problem(cfg.problem, space=first.space, **popts)
         for alg in cfg.algorithms:
             seeds = (cfg.seed, trial)
-            lines = _run_unit(cfg, problem, alg, seeds, quantum, qopts, init, grams)
+            lines = _run_unit(cfg, problem, alg, seeds, quantum, qopts, init, grams, out)
             records.extend({"trial": trial, "algorithm": alg} | line for line in lines)
             if on_progress:
                 on_progress(f"trial{trial:03d}-{alg}", lines[-1]["cum_calls"] if lines else 0, cfg.budget)
@@ -241,13 +241,13 @@ def _policy(cfg: ExperimentConfig, problem: TVProblem, alg: str, quantum: bool, 
 
 
 def _run_unit(cfg: ExperimentConfig, problem: TVProblem, alg: str, seeds: tuple[int, int], quantum: bool,
-              qopts: dict[str, Any], init: int, grams: dict) -> list[dict[str, Any]]:
+              qopts: dict[str, Any], init: int, grams: dict, out: Path | None = None) -> list[dict[str, Any]]:
     policy = _policy(cfg, problem, alg, quantum, qopts, grams)
     if not quantum:
         return run_classical_trial(problem, policy, cfg.budget, init, seeds)
     from qbo.execution import make_executor
 
-    executor = make_executor(cfg.target, seed=stable_seed(f"{seeds}/{alg}"))
+    executor = make_executor(cfg.target, seed=stable_seed(f"{seeds}/{alg}"), run_dir=out)  # ibm: journalled
     return run_quantum_trial(problem, policy, cfg.budget, seeds, executor, qopts, cfg.estimator, cfg.accounting,
                              cfg.leftover)
 
