@@ -125,13 +125,10 @@ def _run_job(job: tuple) -> dict:
 
 
 def _map(jobs: list[tuple]) -> list[dict]:
-    """Run units serially, or in a process pool with --workers > 1 (same results)."""
-    if WORKERS <= 1:
-        return [_run_job(j) for j in jobs]
-    from concurrent.futures import ProcessPoolExecutor
+    """Run units serially, or on --workers local Dask workers (qbo.experiments.fanout; same results)."""
+    from qbo.experiments.fanout import fan_out
 
-    with ProcessPoolExecutor(min(WORKERS, len(jobs))) as pool:
-        return list(pool.map(_run_job, jobs))
+    return fan_out(_run_job, jobs, workers=WORKERS)
 
 
 def main() -> None:
@@ -142,7 +139,7 @@ def main() -> None:
     ap.add_argument("--qbudget", type=int, default=30000, help="q-gp-ucb budget (honest oracle calls)")
     ap.add_argument("--problems", default="berkenkamp,michalewicz")
     ap.add_argument("--policies", default="gp-ucb,q-gp-ucb")
-    ap.add_argument("--workers", type=int, default=1, help="processes (units are independent)")
+    ap.add_argument("--workers", type=int, default=1, help="local Dask workers (units are independent)")
     ap.add_argument("--options", default="", help="comma-separated subset of length-scale options")
     args = ap.parse_args()
     WORKERS = args.workers

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -137,8 +136,9 @@ def run_case(case: Case) -> dict:
 def run_cases(cases: list[Case], workers: int) -> list[dict]:
     if workers <= 1:
         return [run_case(c) for c in cases]
-    with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(run_case, cases, chunksize=1))
+    from qbo.experiments.fanout import fan_out  # local Dask workers, as qbo run --workers
+
+    return fan_out(run_case, cases, workers=workers)
 
 
 def report(label: str, results: list[dict]) -> tuple[float, float]:

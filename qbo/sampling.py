@@ -4,25 +4,39 @@ This is what a classical learner (GP-UCB, LinUCB, Monte Carlo) sees: a sample y 
 For an oracle with an outcome register (Eq. (2) of the Q-BO seed) the shot measures the
 register and reads the reward value of the outcome; otherwise it reads the objective qubit
 and reports ``low`` or ``high``. Both are unbiased for the oracle's mean.
+
+Speed. A classical policy asks one sample per stage, and the next arm depends on it, so
+stages cannot share one draw. On the exact target a sample is instead drawn without a
+circuit run or counts: the oracle's outcome distribution is computed once (cached) and
+the executor's generator makes the very call ``ExactExecutor.run`` would make,
+``multinomial(shots, p)`` with the same p. Samples and the generator's state are
+therefore identical to the general path, which every other executor (and any subclass
+of ``ExactExecutor``) still takes. (A numpy multinomial of one shot costs about 1 us, as
+much as one hand-written inversion draw, so nothing is gained by rewriting it.)
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from qiskit import ClassicalRegister, QuantumCircuit
 
-from qbo.execution.base import Executor
+from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.grover import ORACLE_KEY, POWER_KEY, power_circuit
 from qbo.oracles.base import Oracle
 
+if TYPE_CHECKING:
+    from qiskit import QuantumCircuit
+
 
 @lru_cache(maxsize=1024)
-def sample_circuit(oracle: Oracle) -> QuantumCircuit:
+def sample_circuit(oracle: Oracle) -> "QuantumCircuit":
     """A followed by a measurement of the outcome register (or of the objective qubit)."""
     if oracle.outcomes is None:
         return power_circuit(oracle, 0)
+    from qiskit import ClassicalRegister
+
     register = [q for q in range(oracle.num_qubits) if q != oracle.objective]
     circuit = oracle.circuit.copy_empty_like(name="A_sample")
     circuit.compose(oracle.circuit, inplace=True)
@@ -35,10 +49,39 @@ def sample_circuit(oracle: Oracle) -> QuantumCircuit:
 
 def classical_samples(executor: Executor, oracle: Oracle, shots: int) -> np.ndarray:
     """``shots`` reward samples (reward units), each costing one oracle call."""
+    if _exact(executor):
+        if not 1 <= shots <= MAX_SHOTS:
+            raise ValueError(f"shots must be in [1, 2^53] per circuit, got {shots:.3g}")
+        pvals, values = _exact_table(oracle)
+        return np.repeat(values, executor.rng.multinomial(shots, pvals))
     (counts,) = executor.run([sample_circuit(oracle)], [shots])
     if oracle.outcomes is None:
-        values = np.array([oracle.low, oracle.high])
-        table = {b: values[int(b[-1])] for b in counts}
+        low_high = np.array([oracle.low, oracle.high])
+        table = {b: low_high[int(b[-1])] for b in counts}
     else:
         table = {b: oracle.outcomes[int(b, 2)] for b in counts}
     return np.repeat([table[b] for b in counts], [counts[b] for b in counts])
+
+
+def _exact(executor: Executor) -> bool:
+    from qbo.execution.exact import ExactExecutor
+
+    return type(executor) is ExactExecutor
+
+
+@lru_cache(maxsize=4096)
+def _exact_table(oracle: Oracle) -> tuple[np.ndarray, np.ndarray]:
+    """(normalised outcome probabilities as ``ExactExecutor`` samples them, reward of each
+    outcome index) for one classical shot of ``oracle``."""
+    from qbo.execution.exact import ExactExecutor
+
+    probs = ExactExecutor().probabilities(sample_circuit(oracle))
+    pvals = np.clip(probs, 0.0, None) / probs.sum()
+    if oracle.outcomes is None:
+        values = tuple(float(oracle.high if i & 1 else oracle.low) for i in range(len(pvals)))
+    else:
+        values = tuple(float(oracle.outcomes[i]) for i in range(len(pvals)))
+    pvals.flags.writeable = False
+    values = np.array(values)
+    values.flags.writeable = False
+    return pvals, values

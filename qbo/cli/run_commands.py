@@ -37,11 +37,12 @@ def run(
     out: Annotated[Optional[Path], typer.Option(help="Output folder (default: a fresh folder under runs/).")] = None,
     resume: Annotated[Optional[Path], typer.Option(help="Continue the killed run in this folder.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Run even if the predicted work exceeds the limits in docs/limits.md.")] = False,
+    workers: Annotated[Optional[int], typer.Option(help="Run units in parallel on N local Dask workers (docs/scale-out.md).")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="Run units on the Dask cluster at tcp://HOST:PORT (docs/scale-out.md).")] = None,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
     from qbo.experiments.config import ExperimentConfig, load_config
     from qbo.experiments.folder import open_run_folder
-    from qbo.experiments.runner import resume_experiment, run_experiment
     from qbo.limits import check_stages
     from qbo.experiments.summary import format_table, summarise
 
@@ -49,8 +50,7 @@ def run(
     if resume is not None:
         cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
-        with _progress(cfg) as report:
-            records = resume_experiment(resume, report)
+        records = _execute(cfg, resume, workers, scheduler)
         folder = resume
     else:
         base = load_config(config) if config is not None else ExperimentConfig()
@@ -65,8 +65,7 @@ def run(
         _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         folder = out or fresh_folder()
-        with _progress(cfg) as report:
-            records = run_experiment(cfg, folder, report)
+        records = _execute(cfg, folder, workers, scheduler)
     typer.echo(format_table(summarise(records, cfg)))
     if cfg.accounting == "reference":
         typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
@@ -86,6 +85,19 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> 
     records = read_stage_records(stages)
     plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
+
+
+def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
+    """Run (or resume) in this process, or fanned out on Dask when --workers/--scheduler is given."""
+    if workers is None and scheduler is None:
+        from qbo.experiments.runner import run_experiment
+
+        with _progress(cfg) as report:
+            return run_experiment(cfg, folder, report)
+    from qbo.experiments.fanout import run_fanned_out
+
+    with _progress(cfg, units=True) as report:
+        return run_fanned_out(cfg, folder, workers=1 if workers is None else workers, scheduler=scheduler, on_unit=report)
 
 
 def _time_varying_budget(cfg, budget_unset: bool):
@@ -120,21 +132,26 @@ def fresh_folder(prefix: str = "") -> Path:
 
 
 class _progress:
-    """A rich progress bar over units and budget; silent when output is not a terminal."""
+    """A rich progress bar over units and budget (or over units done, ``units=True``);
+    silent when output is not a terminal."""
 
-    def __init__(self, cfg) -> None:
+    def __init__(self, cfg, units: bool = False) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._total = cfg.trials * len(cfg.algorithms) * cfg.budget
+        self._units = units
+        self._total = cfg.trials * len(cfg.algorithms) * (1 if units else cfg.budget)
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True)
         self._done: dict[str, int] = {}
 
     def __enter__(self):
         self._bar.start()
-        self._task = self._bar.add_task("trials x budget", total=self._total)
+        self._task = self._bar.add_task("units done" if self._units else "trials x budget", total=self._total)
         return self._report
 
     def _report(self, unit: str, calls: int, budget: int) -> None:
+        if self._units:  # (unit, units done, units in all)
+            self._bar.update(self._task, completed=calls, description=f"units done ({unit})")
+            return
         self._done[unit] = calls
         self._bar.update(self._task, completed=sum(self._done.values()), description=unit)
 

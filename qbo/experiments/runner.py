@@ -59,7 +59,7 @@ from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_inputs, policy_options
-from qbo.experiments.folder import claim_run_folder, config_hash, open_run_folder
+from qbo.experiments.folder import RunFolderLock, claim_run_folder, config_hash, open_run_folder
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
@@ -205,6 +205,23 @@ def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]
     write_summary_csv(out / "summary.csv", summarise(records, config), config)
     plot_regret(records, config, out / "regret.png")
     return records
+
+
+def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
+    """Check the experiment (one-line error on bad input) and claim the run folder, or verify
+    and lock a resumed one: ``run_experiment`` without running the units, for
+    ``qbo.experiments.fanout``. The caller releases the lock once the run is merged."""
+    check_experiment(config)
+    return claim_run_folder(Path(out_dir), config)
+
+
+def unit_done(config: ExperimentConfig, out_dir: str | Path, unit: Unit) -> bool:
+    """True when the unit's (verified) journal in ``out_dir`` says it finished."""
+    journal = UnitJournal(Path(out_dir) / UNITS / f"{unit.key}.jsonl", config_hash(config))
+    try:
+        return journal.read()[1]
+    finally:
+        journal.close()
 
 
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:

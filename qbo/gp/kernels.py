@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 __all__ = [
     "KERNEL_NAMES",
@@ -85,6 +84,8 @@ class _ScaledKernel:
     def _scaled_dist(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
         """``||x - x'|| / l`` (exact zeros on the diagonal, via ``cdist``), ``n x m``."""
         A, B = _pair(X1, X2)
+        from scipy.spatial.distance import cdist  # lazy: scipy.spatial costs ~0.3 s to import
+
         return cdist(A, B) / self.lengthscale
 
     def diag(self, X: np.ndarray) -> np.ndarray:

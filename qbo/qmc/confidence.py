@@ -23,8 +23,9 @@ def clopper_pearson(ones: int, shots: int, alpha: float) -> tuple[float, float]:
     """Exact two-sided Clopper-Pearson interval at level 1 - alpha."""
     # quantiles of Beta(a, b) via the inverse regularised incomplete beta function (fast path
     # of scipy.stats.beta.ppf without its argument checking)
-    low = 0.0 if ones == 0 else float(betaincinv(ones, shots - ones + 1, alpha / 2))
-    high = 1.0 if ones == shots else float(betaincinv(ones + 1, shots - ones, 1 - alpha / 2))
+    # (float arguments: the same double loop, without converting Python ints on every call)
+    low = 0.0 if ones == 0 else float(betaincinv(float(ones), float(shots - ones + 1), alpha / 2))
+    high = 1.0 if ones == shots else float(betaincinv(float(ones + 1), float(shots - ones), 1 - alpha / 2))
     return low, high
 
 

@@ -86,6 +86,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from collections.abc import Hashable
 from typing import Any, Literal
 
@@ -348,12 +349,18 @@ class _Plan:
         return left if self.k_top is None else max(2, left)  # capped: never spend it all below k_max
 
     def _shots_to_finish(self, state: "_State", k: int, alpha_i: float, cap: int) -> int | None:
+        if self.probe is None:
+            return _finish_shots(k, state.theta_low, state.theta_high, state.up, alpha_i,
+                                 self.config.confidence, self.eps, cap)
         done = lambda n: _amplitude_width(state.predict(k, n, alpha_i, self)) <= 2 * self.eps
         return _least_shots(done, cap)
 
     def _shots_to_grow(self, state: "_State", k: int, alpha_i: float) -> int:
         """Fewest shots whose plug-in interval admits a next K >= growth * K (half period
         included, so a theta near a half-period boundary gets more shots, not a repeat)."""
+        if self.probe is None:
+            return _grow_shots(k, state.theta_low, state.theta_high, state.up, alpha_i,
+                               self.config.confidence, self.config.growth, self.k_bound)
 
         def grows(n: int) -> bool:
             low, high = state.predict(k, n, alpha_i, self)
@@ -371,6 +378,65 @@ def _least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
         mid = (low + high) // 2
         low, high = (low, mid) if ok(mid) else (mid, high)
     return high
+
+
+# The shot searches without a mitigation are pure functions of the state's numbers, so they
+# are cached: the first round of a schedule starts from the same state for every amplitude
+# of the cost model (and every estimate at one (eps, alpha)), and replays of one schedule
+# (resume, the cost model of a repeated eps) repeat every search. The bisection itself is
+# unchanged (the predicate need not be monotone, so only its exact path gives its answer);
+# the predicate hoists what does not depend on n. Same results as ``_State.predict``.
+
+
+@lru_cache(maxsize=1 << 16)
+def _finish_shots(
+    k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
+    eps: float, cap: int,
+) -> int | None:
+    """``_least_shots`` of 'the plug-in interval is at most 2 eps wide' (no mitigation)."""
+    plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
+    return _least_shots(lambda n: _amplitude_width(plug_in(n)) <= 2 * eps, cap)
+
+
+@lru_cache(maxsize=1 << 16)
+def _grow_shots(
+    k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
+    growth: float, k_bound: float,
+) -> int:
+    """``_least_shots`` of 'the plug-in interval lets K grow by ``growth``' (no mitigation)."""
+    plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
+
+    def grows(n: int) -> bool:
+        low, high = plug_in(n)
+        return find_next_k(k, low, high, up, growth, k_bound)[0] != k
+
+    return _least_shots(grows, SHOT_CAP) or SHOT_CAP
+
+
+def _plug_in(
+    k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str
+) -> Callable[[int], tuple[float, float]]:
+    """n -> the theta interval that round(n p) ones at the midpoint would give (``_State.predict``)."""
+    p = math.sin((2 * k + 1) * (0.5 * (theta_low + theta_high))) ** 2
+    bounds = METHODS[confidence]
+
+    def plug_in(n: int) -> tuple[float, float]:
+        p_low, p_high = bounds(round(n * p), n, alpha_i)
+        return _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+
+    return plug_in
+
+
+def _intersect_thetas(
+    k: int, p_low: float, p_high: float, theta_low: float, theta_high: float, up: bool
+) -> tuple[float, float]:
+    """The theta interval of [p_low, p_high] at power k, intersected with the current one
+    (the fresh one alone if they miss each other, which happens inside alpha)."""
+    low, high = theta_interval(k, p_low, p_high, theta_low, up)
+    new_low, new_high = max(low, theta_low), min(high, theta_high)
+    if new_low > new_high:
+        return low, high
+    return new_low, new_high
 
 
 def _amplitude_width(thetas: tuple[float, float]) -> float:
@@ -504,11 +570,7 @@ class _State:
         return self._intersect_p(k, p_low, p_high)
 
     def _intersect_p(self, k: int, p_low: float, p_high: float) -> tuple[float, float]:
-        low, high = theta_interval(k, p_low, p_high, self.theta_low, self.up)
-        new_low, new_high = max(low, self.theta_low), min(high, self.theta_high)
-        if new_low > new_high:  # some interval missed (inside alpha); trust the fresh one
-            return low, high
-        return new_low, new_high
+        return _intersect_thetas(k, p_low, p_high, self.theta_low, self.theta_high, self.up)
 
 
 def find_next_k(

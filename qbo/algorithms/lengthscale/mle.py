@@ -22,7 +22,6 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve
-from scipy.optimize import minimize
 
 from qbo.gp.kernels import make_kernel
 from qbo.gp.cholesky import ArmStats, whitened_cholesky
@@ -81,6 +80,8 @@ def fit_hyperparameters(
     bounds = [tuple(math.log(b) for b in LENGTHSCALE_BOUNDS)]
     if fit_outputscale:
         bounds.append(tuple(math.log(b) for b in OUTPUTSCALE_BOUNDS))
+    from scipy.optimize import minimize  # lazy: only MLE refits need it
+
     best_v, best_f = None, math.inf
     for x0 in _starts(f, fit_outputscale, n_starts):
         res = minimize(f, x0, method="L-BFGS-B", bounds=bounds)

@@ -1,0 +1,165 @@
+"""Where the time of a qbo run goes (issue 13), measured in one run on one machine.
+
+Sections (``--sections``, all by default):
+
+* ``default``: the default experiment (synthetic Bernoulli, q-gp-ucb vs gp-ucb, T = 10,000,
+  ``--trials`` trials) as a user runs it (``python -m qbo.cli run``, a subprocess: imports
+  included), then qbo and the qiskit-algorithms IAE + Aer build of the same experiment
+  (bench/timing_reference.py: only the QMC implementation differs) side by side in this
+  process: wall and CPU time, and the ratio;
+* ``arms``: cost of one UCB stage against the number of arms (d = 4) for every posterior
+  model, with bench/gp_models.py's cells (``--stages``, ``--cell-seconds``); the rank-one
+  model is skipped where its m x m matrices would exceed ``--max-gb``;
+* ``fanout``: the wall time of ``run_fanned_out`` with 1, 2 and 4 local Dask workers
+  (``--workers``) on ``--fanout-trials`` trials, and whether the files are identical;
+* ``size``: the size of every file a default run writes.
+
+The machine's cores and load average are printed first: on a shared machine every time
+here is an upper bound of what the same code takes alone.
+
+    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, load average (1, 5, 15 min) {load}"
+
+
+def default_experiment(trials: int) -> None:
+    from qbo.experiments import trial
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import run_experiment
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from timing_reference import QiskitAlgorithmsIAE
+
+    print(f"\n== default experiment: synthetic-bernoulli, q-gp-ucb vs gp-ucb, T=10000, {trials} trials ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        wall, cpu = time.perf_counter(), _cpu()
+        subprocess.run([sys.executable, "-m", "qbo.cli", "run", "--trials", str(trials), "--out", f"{tmp}/cli"],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+        print(f"{'qbo run (CLI, imports included)':44s} wall {wall:7.1f} s  cpu {cpu:7.1f} s")
+        config = ExperimentConfig(trials=trials)
+        rows = []
+        for label, factory in (("qbo (in process)", None), ("qiskit-algorithms IAE + Aer SamplerV2", QiskitAlgorithmsIAE)):
+            original = trial.make_estimator
+            if factory is not None:
+                trial.make_estimator = lambda method, eps, alpha, shots=None, mitigation=None, **kw: factory(eps, alpha)
+            try:
+                wall, cpu = time.perf_counter(), time.process_time()
+                run_experiment(config, f"{tmp}/{len(rows)}")
+                rows.append((label, time.perf_counter() - wall, time.process_time() - cpu))
+            finally:
+                trial.make_estimator = original
+        for label, wall, cpu in rows:
+            print(f"{label:44s} wall {wall:7.1f} s  cpu {cpu:7.1f} s")
+        (_, qw, qc), (_, bw, bc) = rows
+        print(f"{'ratio qiskit-algorithms + Aer / qbo':44s} wall {bw / qw:7.1f} x  cpu {bc / qc:7.1f} x")
+
+
+def stage_cost(arms_list: list[int], stages: int, max_gb: float, seconds: float) -> None:
+    """bench/gp_models.py's cells (one UCB stage: posterior at every arm, argmax, add)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gp_models import MODELS, run_cell
+
+    print(f"\n== GP stage cost vs arms (bench/gp_models.py cells: d=4, SE(0.2), up to {stages} stages "
+          f"or {seconds:g} s per cell; ms per stage over the last 50) ==")
+    print(f"{'model':<10} {'arms':>8} {'stages':>7} {'ms/stage':>9} {'cpu ms':>8} {'peak MB':>9}")
+    for m in arms_list:
+        for model in MODELS:
+            need = 3 * 8 * m * m / 2**30
+            if model == "rank-one" and need > max_gb:
+                print(f"{model:<10} {m:>8} {'skipped: its m x m matrices need ~' + format(need, '.0f') + ' GB':>45}")
+                continue
+            n, ms, cms, _, peak = run_cell(model, m, 4, stages, seconds, 0)
+            print(f"{model:<10} {m:>8} {n:>7} {ms:>9.2f} {cms:>8.2f} {peak:>9.1f}", flush=True)
+
+
+def fanout(workers_list: list[int], trials: int, budget: int) -> None:
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.fanout import run_fanned_out
+
+    config = ExperimentConfig(trials=trials, budget=budget)
+    print(f"\n== fan-out: default problem and policies, T={budget}, {trials} trials "
+          f"({trials * 2} units), local Dask workers (start-up included) ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        reference, base = None, None
+        for n in workers_list:
+            wall = time.perf_counter()
+            run_fanned_out(config, f"{tmp}/{n}", workers=n)
+            wall = time.perf_counter() - wall
+            files = tuple((Path(tmp) / str(n) / f).read_bytes() for f in ("stages.jsonl", "summary.csv"))
+            reference = reference or files
+            base = base or wall
+            same = "identical" if files == reference else "DIFFERENT"
+            print(f"workers {n:2d}: wall {wall:7.1f} s  speed-up {base / wall:5.2f} x  files {same}")
+
+
+def sizes(trials: int) -> None:
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import run_experiment
+
+    print(f"\n== what a default run writes ({trials} trials) ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        run_experiment(ExperimentConfig(trials=trials), tmp)
+        total = 0
+        for path in sorted(Path(tmp).rglob("*")):
+            if path.is_file():
+                total += path.stat().st_size
+        for path in sorted(Path(tmp).iterdir()):
+            size = sum(p.stat().st_size for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file())
+            kind = f"{sum(1 for _ in path.iterdir())} files" if path.is_dir() else ""
+            print(f"{path.name + ('/' if path.is_dir() else ''):16s} {size / 1e6:9.2f} MB {kind}")
+        print(f"{'total':16s} {total / 1e6:9.2f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sections", default="default,arms,fanout,size")
+    parser.add_argument("--trials", type=int, default=10, help="trials of the default experiment")
+    parser.add_argument("--arms", default="100,1000,10000,100000")
+    parser.add_argument("--stages", type=int, default=500)
+    parser.add_argument("--cell-seconds", type=float, default=10.0, help="wall-time cap of one GP cell")
+    parser.add_argument("--max-gb", type=float, default=4.0, help="skip models that would need more memory")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--fanout-trials", type=int, default=4)
+    parser.add_argument("--fanout-budget", type=int, default=10_000)
+    args = parser.parse_args()
+    sections = args.sections.split(",")
+    print(f"machine: {_machine()}")
+    started = time.perf_counter()
+    if "default" in sections:
+        default_experiment(args.trials)
+    if "arms" in sections:
+        stage_cost([int(m) for m in args.arms.split(",")], args.stages, args.max_gb, args.cell_seconds)
+    if "fanout" in sections:
+        fanout([int(n) for n in args.workers.split(",")], args.fanout_trials, args.fanout_budget)
+    if "size" in sections:
+        sizes(args.trials)
+    print(f"\nmachine at the end: {_machine()}; bench took {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
