@@ -172,3 +172,17 @@ def test_service_error_messages_are_withheld(monkeypatch):
     result = CliRunner().invoke(app, ["estimate", "--target", "ibm:somewhere"])
     assert result.exit_code == 2
     assert "SECRET" not in result.output and "IBMInputValueError" in result.stderr
+
+
+@pytest.mark.slow
+def test_qbo_run_on_a_device_model_caps_depth_and_pads_like_estimate(tmp_path):
+    """issue 8: calibration-aware depth applies to ``qbo run`` as to ``qbo estimate``: on
+    aer:NAME every QMC stage is the capped, bias-padded IAE, planned with its own cost model."""
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import run_experiment
+
+    config = ExperimentConfig(algorithms=("q-gp-ucb",), budget=3000, trials=1, target="aer:fake_torino")
+    records = run_experiment(config, tmp_path / "run")
+    quantum = [r for r in records if r["eps"] is not None]
+    assert quantum and all(r["method"] == "iae+pad" for r in quantum)
+    assert records[-1]["cum_calls"] == 3000

@@ -242,7 +242,7 @@ def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProbl
 
 def _settings(config: ExperimentConfig) -> StageSettings:
     return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config), config.weights)
+                         _mitigation(config), config.weights, parse_target(config.target).snapshot())
 
 
 def _mitigation(config: ExperimentConfig):

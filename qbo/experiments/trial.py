@@ -47,6 +47,7 @@ from qbo.algorithms.base import PolicyBase, Query
 from qbo.execution.base import Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
+from qbo.noise import Snapshot
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
@@ -72,6 +73,7 @@ class StageSettings:
     leftover: str = "recommend"
     mitigation: Any = None
     weights: str = "requested"
+    snapshot: Snapshot | None = None  # the target's device model: IAE's depth is capped by it
 
 
 def run_stages(
@@ -128,8 +130,9 @@ def _measure(
         estimate, state = refine_estimate(query.resume, oracle, executor, query.epsilon)
         query = replace(query, resume=state)
     else:
-        estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation)
-        if estimator.expected_calls(eps_unit) > budget_left:
+        estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation,
+                                   snapshot=settings.snapshot)
+        if estimator.planned_calls(oracle) > budget_left:
             return None
         estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)

@@ -49,6 +49,10 @@ class AutoEstimator:
         mc = MonteCarloEstimator(self.epsilon, self.alpha)
         return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
 
+    def planned_calls(self, oracle: Oracle) -> float:
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
     def expected_calls(self, epsilon_unit: float) -> float:
         iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
         mc = MonteCarloEstimator(self.epsilon, self.alpha)

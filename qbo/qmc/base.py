@@ -19,6 +19,13 @@ class MeanEstimator(Protocol):
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate: ...
 
+    def expected_calls(self, epsilon_unit: float) -> float: ...
+
+    def planned_calls(self, oracle: Oracle) -> float:
+        """Predicted oracle calls of ``estimate(oracle, ...)``: the cost model a stage is
+        planned with (Dai et al. 2023, Alg. 1 line 5); device-aware estimators plan per oracle."""
+        ...
+
 
 def check_accuracy(epsilon: float, alpha: float) -> None:
     """One-line ValueErrors for an epsilon or alpha out of range."""

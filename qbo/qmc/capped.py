@@ -112,10 +112,14 @@ class CalibrationAwareIAE:
             iae = replace(iae, mitigation=BiasPad(tuple(r.p_bias for r in rows), f"{self.snapshot.name}/{oracle.key}"))
         return iae, k_max
 
-    def expected_calls_for(self, oracle: Oracle) -> float:
-        """Cost model of the capped IAE (use this, not the uncapped model, to plan a budget)."""
+    def planned_calls(self, oracle: Oracle) -> float:
+        """Cost model of the capped, padded IAE for ``oracle`` (not the uncapped model)."""
         iae, _ = self.plan(oracle)
         return iae.expected_calls(unit_epsilon(oracle, self.iae.epsilon))
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
+        return self.iae.expected_calls(epsilon_unit)
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         iae, k_max = self.plan(oracle)

@@ -176,6 +176,10 @@ class IterativeAmplitudeEstimation:
             reached_epsilon=a_high - a_low <= 2 * eps * (1 + 1e-9),
         )
 
+    def planned_calls(self, oracle: Oracle) -> float:
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model: the mean oracle calls of the schedule this configuration runs when every
         round reads its expected count of ones, round(N p_k), over amplitudes (j + 1/2) / 16;

@@ -179,6 +179,10 @@ class MaximumLikelihoodAE:
         run.loop(lambda k, n: run_round(executor, oracle, k, n))
         return run.result(oracle, executor.target, time.perf_counter() - start)
 
+    def planned_calls(self, oracle: Oracle) -> float:
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model on the noiseless likelihood: mean calls of the schedule when every round
         reads its expected count, over amplitudes (j + 1/2) / 16. Cached."""

@@ -37,6 +37,10 @@ class MonteCarloEstimator:
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
 
+    def planned_calls(self, oracle: Oracle) -> float:
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
     def expected_calls(self, epsilon_unit: float) -> float:
         return float(hoeffding_shots(epsilon_unit, self.alpha))
 
