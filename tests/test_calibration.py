@@ -11,7 +11,7 @@ import pytest
 
 from qbo.noise import store as cal
 from qbo.noise.aer_model import aer_backend, noise_model, snapshot_target
-from qbo.noise.snapshot import (
+from qbo.noise import (
     SCHEMA,
     Snapshot,
     export_from_fake,

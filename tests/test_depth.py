@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from qbo.noise.snapshot import load_snapshot
+from qbo.noise import load_snapshot
 from qbo.noise.depth import amplitude_bias, choose_k_max, depth_table, needed_k, p_bias
 from qbo.execution.aer import AerExecutor
 from qbo.execution.base import ones

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from qbo.noise.snapshot import list_snapshots, load_snapshot
+from qbo.noise import list_snapshots, load_snapshot
 from qbo.execution import ExactExecutor, make_executor, ones
 from qbo.execution.aer import AerExecutor
 from qbo.grover import power_circuit

@@ -551,7 +551,7 @@ def test_backends_lists_every_kind_of_target_offline(no_credentials):
 
 
 def test_calibrations_pull_saves_a_snapshot(tmp_path):
-    from qbo.noise.snapshot import export_from_fake, load_snapshot
+    from qbo.noise import export_from_fake, load_snapshot
 
     path = tmp_path / "torino.json"
     result = invoke("calibrations", "pull", "--backend", "fake:FakeTorino", "--out", path)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from qbo.noise.snapshot import load_snapshot
+from qbo.noise import load_snapshot
 from qbo.execution.aer import AerExecutor
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key

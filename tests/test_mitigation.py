@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from qiskit.quantum_info import Operator
 
-from qbo.noise.snapshot import load_snapshot
+from qbo.noise import load_snapshot
 from qbo.execution.aer import AerExecutor
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import ORACLE_KEY, POWER_KEY, cache_key

@@ -357,7 +357,7 @@ def backends(
 ) -> None:
     """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
     from qbo.limits import check_timeout
-    from qbo.noise.snapshot import list_snapshots
+    from qbo.noise import list_snapshots
 
     check_timeout(timeout, "--timeout")
     from qbo.execution.runtime import fake_backend_names
@@ -405,7 +405,7 @@ def pull(
     out: Annotated[Optional[Path], typer.Option(help="File to write (default: calibrations/<backend>.json).")] = None,
 ) -> None:
     """Save a calibration snapshot of a live backend into calibrations/."""
-    from qbo.noise.snapshot import calibrations_dir, save_snapshot, snapshot_from_backend
+    from qbo.noise import calibrations_dir, save_snapshot, snapshot_from_backend
     from qbo.execution import runtime
 
     kind, name = parse_device(backend)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from qbo.execution.base import Executor
-from qbo.noise.snapshot import Snapshot, export_from_fake, load_snapshot
+from qbo.noise import Snapshot, export_from_fake, load_snapshot
 from qbo.noise.twirl import TwirlingConnection
 
 TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"

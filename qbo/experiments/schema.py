@@ -3,7 +3,7 @@
 Each check turns the first violation into one line naming the file or field, the value and
 what was expected, and the limit from ``qbo.limits`` where one applies (docs/limits.md).
 Unit journals validate their own lines (``qbo.experiments.journal``); calibration snapshots
-are validated in ``qbo.noise.snapshot``.
+are validated in ``qbo.noise.schema``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
-from qbo.noise.snapshot import Snapshot
+from qbo.noise import Snapshot
 
 METHODS = ("iae", "mlae", "mc", "auto")
 

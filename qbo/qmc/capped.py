@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from qbo.execution.base import Executor
 from qbo.noise.depth import choose_k_max, depth_table, needed_k
-from qbo.noise.snapshot import Snapshot
+from qbo.noise import Snapshot
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson

@@ -93,7 +93,7 @@ from qbo.qmc.likelihood import DecayPrior, Pooled, amplitude_half_width, devianc
 from qbo.qmc.result import Estimate, Round
 
 if TYPE_CHECKING:
-    from qbo.noise.snapshot import Snapshot
+    from qbo.noise import Snapshot
 
 DECAYS = ("auto", "none", "fit")
 GRID = 1025
