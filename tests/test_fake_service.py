@@ -346,7 +346,7 @@ def test_the_default_experiment_plan_needs_few_jobs_per_quantum_stage_and_none_c
 # ------------------------------------------------------------------ kill -9 at random moments
 
 
-KILL_CONFIG = ExperimentConfig(algorithms=("q-gp-ucb",), budget=3000, trials=1, target="ibm:ibm_test")
+KILL_CONFIG = ExperimentConfig(algorithms=("q-gp-ucb",), budget=3000, trials=6, target="ibm:ibm_test")
 
 
 @pytest.mark.slow

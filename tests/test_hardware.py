@@ -388,6 +388,8 @@ def test_local_connection_finds_nothing_and_ibm_looks_up_every_match_by_tag_back
 def test_the_sampler_tags_each_job_with_its_fingerprint():
     """The real executor_sampler.Sampler carries the tag in options.environment.job_tags."""
     ex = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=1)
+    assert ex._sampler is None  # nothing is opened before the first submission
+    ex._open_mode()
     calls = []
     ex._sampler.run = lambda pubs: calls.append(list(ex._sampler.options.environment.job_tags)) or 1 / 0
     with pytest.raises(HardwareError):

@@ -466,7 +466,8 @@ class RuntimeExecutor:
         self._rep_delay = rep_delay_s(self.backend)
         self._durations: dict[tuple[str, int], float] = {}
         self._memory: list[dict[str, Any]] = []  # journal lines when there is no journal (caps)
-        self._open_mode()
+        self._mode: Any = None  # opened at the first submission: a unit that never submits
+        self._sampler: Any = None  # (a classical learner) opens no Batch or Session
 
     def _open_mode(self) -> None:
         with quiet():
@@ -497,7 +498,7 @@ class RuntimeExecutor:
 
     def close(self) -> None:
         """Close the batch or session (no-op in job mode)."""
-        if self._mode is not self.backend and hasattr(self._mode, "close"):
+        if self._mode is not None and self._mode is not self.backend and hasattr(self._mode, "close"):
             try:
                 self._mode.close()
             except Exception:  # closing is best effort; the service times sessions out
@@ -577,6 +578,8 @@ class RuntimeExecutor:
             return counts
 
     def _submit(self, compiled: Sequence[QuantumCircuit], shots: int, seed: int, fp: str) -> Any:
+        if self._sampler is None:
+            self._open_mode()
         options = self._sampler.options
         options.environment.job_tags = [fp]  # find_jobs(fp) finds it if the reply is lost
         if self.limits.max_execution_time is not None and hasattr(options, "max_execution_time"):

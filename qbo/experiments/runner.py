@@ -65,7 +65,7 @@ from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
 from qbo.files import write_text_atomic
-from qbo.problems import make_problem, takes_seed
+from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
 
@@ -144,7 +144,10 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
         is_quantum(algorithm)  # an unknown name fails before any problem is built
     problem = problem_for_trial(config, 0)
     for algorithm in config.algorithms:
-        _policy(config, algorithm, problem)
+        policy = _policy(config, algorithm, problem)
+        if policy.clocked and not is_drifting(config.problem):
+            raise ValueError(f"algorithm {algorithm!r} is time-varying and needs a drifting problem "
+                             f"({', '.join(DRIFTING)}), got problem {config.problem!r}")
     _hardware(config)
     target = parse_target(config.target)
     if target.kind in ("aer", "fake"):
@@ -241,8 +244,12 @@ def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProbl
 
 
 def _settings(config: ExperimentConfig) -> StageSettings:
+    target = parse_target(config.target)
+    # a noise-model study (aer:NAME) caps depth by its calibration, as qbo estimate does; fake:
+    # targets stay the exact dry run of ibm: ones, which have no snapshot to cap with
+    snapshot = target.snapshot() if target.kind == "aer" else None
     return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config), config.weights, parse_target(config.target).snapshot())
+                         _mitigation(config), config.weights, snapshot)
 
 
 def _mitigation(config: ExperimentConfig):
