@@ -230,6 +230,7 @@ def test_noise_model_builds(snapshots, name):
     assert set(s.basis_gates) <= set(tgt.operation_names)
 
 
+@pytest.mark.slow
 def test_full_noise_model_matches_restricted(snapshots):
     from qiskit.quantum_info import SuperOp
     import numpy as np

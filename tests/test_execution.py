@@ -60,6 +60,7 @@ def test_aer_seeded_runs_are_reproducible():
     assert AerExecutor(load_snapshot("fake_torino"), seed=1).run(c, [500]) == AerExecutor(load_snapshot("fake_torino"), seed=1).run(c, [500])
 
 
+@pytest.mark.slow
 def test_runtime_local_mode_on_fake_backend():
     """The IBM path (client-side Sampler) in local mode: counts come back with the asked shots."""
     ex = make_executor("fake:FakeBrisbane", seed=3)

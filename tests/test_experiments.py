@@ -77,6 +77,7 @@ def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
     assert files(tmp_path / "crashed") == files(tmp_path / "clean")
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume_from_the_cli(tmp_path):
     out = tmp_path / "run"
     args = ["--budget", "3000", "--trials", "2", "--out", str(out)]

@@ -440,6 +440,7 @@ def test_crash_mid_run_then_resume_gives_identical_results_without_resubmission(
 
 
 @pytest.mark.parametrize("crash, journalled", [("crash", 13), ("crash_on_submit", 12)])
+@pytest.mark.slow
 def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journalled):
     """os._exit while waiting on a job, or right after the service accepted it: nothing of the
     process survives except its files and the service's jobs."""
@@ -468,6 +469,7 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
     assert len(once_per_fingerprint(ibm, out)) == clean_jobs  # the service ran each request once
 
 
+@pytest.mark.slow
 def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     """executor_sampler.Sampler in local mode: a transient error, real timeouts, a crash, a resume.
 

@@ -47,11 +47,13 @@ def _allowed_misses(n: int, alpha: float = ALPHA) -> int:
     return int(binom.ppf(0.999, n, alpha))
 
 
+@pytest.mark.slow
 def test_coverage_eps_0_01():
     misses, _ = _misses(IAE(0.01, ALPHA), _amplitudes(200, seed=1))
     assert misses <= _allowed_misses(200)
 
 
+@pytest.mark.slow
 def test_coverage_eps_0_001():
     misses, _ = _misses(IAE(0.001, ALPHA), _amplitudes(100, seed=2))
     assert misses <= _allowed_misses(100)
@@ -116,6 +118,7 @@ def test_expected_calls_tracks_the_schedule():
         ("aer", 0.05),
     ],
 )
+@pytest.mark.slow
 def test_expected_calls_follows_the_mitigated_schedule(mitigation, eps):
     """Same standard as the unmitigated test above (model within [0.6, 1.6] x the measured
     mean over seeded amplitudes). The exact executor is the cheap stand-in: folding, the

@@ -204,6 +204,7 @@ def test_linear_random_layout_and_errors():
 # -- registry --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_registry_builds_every_problem_and_roundtrips_options():
     assert PROBLEMS == (
         "synthetic-bernoulli", "synthetic-gaussian", "automl-svm", "linear",

@@ -161,6 +161,7 @@ def test_bad_options_one_line_value_error(call, match):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_quantum_runner_honest_calls_and_drift(tmp_path):
     cfg = {"problem": "tv-synthetic", "algorithms": ["q-ctv-gp-ucb", "tv-gp-ucb"], "budget": 400,
            "trials": 1, "problem_options": {"grid_size": 3, "sec_per_call": 0.05}}
