@@ -23,7 +23,7 @@ def estimate(
     oracle: Annotated[str, typer.Option(help=ORACLE_HELP)] = "bernoulli:0.3",
     epsilon: Annotated[float, typer.Option(help="Target half-width, reward units.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="Failure probability.")] = 0.05,
-    method: Annotated[str, typer.Option(help="iae | mc | auto, or any other name qbo.qmc.make_estimator knows")] = "iae",
+    method: Annotated[str, typer.Option(help="iae | mlae | mc | auto (auto: mlae on noisy targets)")] = "iae",
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
@@ -57,8 +57,8 @@ def estimate(
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
-        extra = ("reached_epsilon", "wall_time", "note")
-        payload = {k: out[k] for k in keys + extra}
+        extra = ("reached_epsilon", "wall_time", "note", "diagnostics")
+        payload = {k: out[k] for k in keys + extra if k in out}
         payload.update(mitigation=mitigation, twirl=twirl, device=device.upper())
         typer.echo(json.dumps(payload))
         return
