@@ -35,6 +35,7 @@ from qiskit.transpiler import Target
 from qbo.files import write_bytes_atomic, write_text_atomic
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, cache_key
 from qbo.noise.layout import choose_layout
+from qbo.noise.readout import measured_qubit
 
 SCALE_KEY = "qbo_scale"  # fold scale of a folded power circuit (qbo.mitigation.folding)
 BLOCK_NAMES = ("A", "Q", "Adg", "Qdg")
@@ -174,7 +175,7 @@ class TranspileCache:
         k = int(meta[POWER_KEY])
         n_a, n_q = (int(v) for v in meta[BLOCKS_KEY])
         layout = self.layout(circuit.num_qubits)
-        objective = _measured_virtual(circuit)
+        objective = measured_qubit(circuit)
         found = self._blocks.get(oracle_key)
         if found is None:
             found = CompiledBlocks(tuple(layout), layout[objective], {})
@@ -233,10 +234,3 @@ def _well_formed(circuit: QuantumCircuit, k: int, scale: int) -> bool:
     if len(data) != body + n * (2 * body + 2) + 2 or data[-1].operation.name != "measure":
         return False
     return all(data[n_a + j * (1 + n_q)].operation.name == "barrier" for j in range(k))
-
-
-def _measured_virtual(circuit: QuantumCircuit) -> int:
-    measures = [i for i in circuit.data if i.operation.name == "measure"]
-    if len(measures) != 1:
-        raise ValueError(f"expected one measurement in '{circuit.name}', got {len(measures)}")
-    return circuit.find_bit(measures[0].qubits[0]).index

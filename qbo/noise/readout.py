@@ -86,7 +86,7 @@ def best_confusion(snapshot: Snapshot) -> Confusion:
 
 
 def measured_qubit(compiled) -> int:
-    """The physical qubit that a transpiled one-bit power circuit measures."""
+    """The qubit a one-bit power circuit measures (the physical qubit, once transpiled)."""
     measures = [i for i in compiled.data if i.operation.name == "measure"]
     if len(measures) != 1:
         raise ValueError(f"expected one measurement in '{compiled.name}', got {len(measures)}")

@@ -378,7 +378,7 @@ class _Run:
             grid = np.linspace(lo, hi, GRID)
             ll, _, _ = profile(grid, data, self.prior)
             lr = 2 * (ll.max() - ll)
-            inside = np.flatnonzero(lr <= self.c_loc)
+            inside = np.flatnonzero(lr <= max(self.c_loc, self.c_final))  # the hull holds the interval too
             step = (hi - lo) / (GRID - 1)
             grow_lo = inside[0] == 0 and lo > 0
             grow_hi = inside[-1] == GRID - 1 and hi < math.pi / 2
@@ -413,9 +413,11 @@ class _Run:
 
     def _widened(self, dev: float, dof: int) -> tuple[float, float]:
         """Amplitude interval when the model does not fit (module docstring)."""
-        fine, ll = self._fine
         phi = max(1.0, dev / max(dof, 1))
-        low, high = _crossings(fine, 2 * (ll.max() - ll) / phi, self.c_final)
+        # the dispersion-scaled region can reach past the localisation hull: profile over all theta
+        whole = np.linspace(0.0, math.pi / 2, GRID)
+        ll, _, _ = profile(whole, Pooled.of(self.rounds), self.prior)
+        low, high = _crossings(whole, 2 * (ll.max() - ll) / phi, self.c_final)
         a_low, a_high = math.sin(low) ** 2, math.sin(high) ** 2
         s_low, s_high = _shallow_interval(self.rounds, self.prior, self.cfg.alpha)
         return min(a_low, s_low), max(a_high, s_high)
