@@ -187,3 +187,28 @@ def test_qbo_run_on_a_device_model_caps_depth_and_pads_like_estimate(tmp_path):
     quantum = [r for r in records if r["eps"] is not None]
     assert quantum and all(r["method"] == "iae+pad" for r in quantum)
     assert records[-1]["cum_calls"] == 3000
+
+
+@pytest.mark.parametrize("algorithm", ["q-ucb-halve", "q-se"])
+def test_a_resumable_policy_resumes_to_identical_files(tmp_path, monkeypatch, algorithm):
+    """A stage record carries the arm's resumable QMC state ("qmc"); a resumed unit re-tells
+    it, so a crashed run of a resumable policy finishes exactly like an uninterrupted one."""
+    from qbo.experiments.config import ExperimentConfig
+
+    config = ExperimentConfig(algorithms=(algorithm,), budget=4000, trials=1)
+    run_experiment(config, tmp_path / "clean")
+    original = UnitJournal.append
+    appended = {"n": 0}
+
+    def flaky(self, entry):
+        appended["n"] += 1
+        if appended["n"] == 6:
+            raise Crash()
+        original(self, entry)
+
+    monkeypatch.setattr(UnitJournal, "append", flaky)
+    with pytest.raises(Crash):
+        run_experiment(config, tmp_path / "crashed")
+    monkeypatch.setattr(UnitJournal, "append", original)
+    resume_experiment(tmp_path / "crashed")
+    assert files(tmp_path / "crashed") == files(tmp_path / "clean")

@@ -142,7 +142,9 @@ def write_crash_log(exc: BaseException) -> Path | None:
         folder = log_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
-        path.write_text(f"qbo {' '.join(sys.argv[1:2])}\n" + redact(text))
+        from qbo.execution.runtime import redact as redact_service  # CRNs, token-like strings (qiskit on demand)
+
+        path.write_text(f"qbo {' '.join(sys.argv[1:2])}\n" + redact_service(redact(text)))
     except OSError:
         return None
     return path

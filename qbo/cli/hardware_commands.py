@@ -236,7 +236,11 @@ def resume(
     if resubmit is not None:
         retry = dataclasses.replace(retry, resubmit=_rules(resubmit))
     if (mode, max_jobs, max_qpu_seconds, resubmit) != (None, None, None, None):
-        write_settings(run_dir, check_mode(mode or saved_mode), retry, limits, instance=read_instance(run_dir))
+        from qbo.experiments.folder import lock_run_folder, open_run_folder
+
+        open_run_folder(run_dir)  # verified (read-only) before anything in it changes
+        with lock_run_folder(run_dir):  # and not while another process runs it
+            write_settings(run_dir, check_mode(mode or saved_mode), retry, limits, instance=read_instance(run_dir))
     _run(run_dir, lambda report: resume_experiment(run_dir, report))
 
 

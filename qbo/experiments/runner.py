@@ -65,6 +65,7 @@ from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
 from qbo.files import write_text_atomic
+from qbo.qmc.resumable import ResumableState
 from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
@@ -220,11 +221,7 @@ def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
 
 def unit_done(config: ExperimentConfig, out_dir: str | Path, unit: Unit) -> bool:
     """True when the unit's (verified) journal in ``out_dir`` says it finished."""
-    journal = UnitJournal(Path(out_dir) / UNITS / f"{unit.key}.jsonl", config_hash(config))
-    try:
-        return journal.read()[1]
-    finally:
-        journal.close()
+    return UnitJournal(Path(out_dir) / UNITS / f"{unit.key}.jsonl", config_hash(config)).check()  # writes nothing
 
 
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
@@ -283,7 +280,8 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, lines: l
     for line in lines:
         clock.replay(line)
         if line["method"] != "exploit":
-            query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None))
+            resume = ResumableState.from_json(line["qmc"]) if line.get("qmc") is not None else None
+            query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None), resume=resume)
             policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"),
                         elapsed=line.get("elapsed"), calls=line["honest_calls"])
     if not lines:
