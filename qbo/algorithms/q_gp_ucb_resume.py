@@ -25,7 +25,6 @@ observation of each arm, O(m^3) per stage).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 

@@ -8,41 +8,22 @@ only its type name.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Any, Optional
 
 import typer
 
 from qbo.cli.errors import one_line_errors
 from qbo.cli.run_commands import fresh_folder
 
-F = TypeVar("F", bound=Callable)
 
 jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True)
 
 MODE_HELP = "job (one job per request), batch, or session (dedicated device time between requests)"
 BACKEND_HELP = "ibm:NAME (a real device), or fake:NAME for a local dry run in qiskit-ibm-runtime local mode"
 DISCOVERY_TIMEOUT_S = 20.0
-
-
-def hardware_errors(func: F) -> F:
-    """``one_line_errors`` plus: anything unexpected -> its type name only, exit 1."""
-    inner = one_line_errors(func)
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return inner(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # never print the message: it may come from the service
-            typer.echo(f"error: unexpected {type(exc).__name__} at {_where(exc)}", err=True)
-            raise typer.Exit(code=1) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def parse_device(backend: str) -> tuple[str, str]:
@@ -65,7 +46,7 @@ RESUBMIT_HELP = ("job ends that may be submitted again, comma-separated: failed,
 PLAN_TRIALS = 2  # trials simulated for the cost plan (scaled to all trials)
 
 
-@hardware_errors
+@one_line_errors
 def submit(
     config: Annotated[Path, typer.Argument(help="Experiment TOML (see qbo.experiments.config).")],
     backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
@@ -212,7 +193,7 @@ def _queue_depth(device: Any) -> int | None:
 
 
 @jobs_app.command("resume")
-@hardware_errors
+@one_line_errors
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")],
     mode: Annotated[Optional[str], typer.Option(help="Change the mode: " + MODE_HELP)] = None,
@@ -280,7 +261,7 @@ class _Progress:
 
 
 @jobs_app.command("list")
-@hardware_errors
+@one_line_errors
 def list_jobs(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
     """List the journalled jobs with their last journalled status."""
     for job in _journal_jobs(run_dir):
@@ -288,7 +269,7 @@ def list_jobs(run_dir: Annotated[Path, typer.Argument(help="A hardware run folde
 
 
 @jobs_app.command("status")
-@hardware_errors
+@one_line_errors
 def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
     """Like list, but asks the service about jobs that are not finished in the journal."""
     from qbo.execution import runtime
@@ -355,7 +336,7 @@ def _check_run_dir(run_dir: Path) -> None:
 # ------------------------------------------------------------------ backends
 
 
-@hardware_errors
+@one_line_errors
 def backends(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
 ) -> None:
@@ -403,7 +384,7 @@ def _ibm_lines(timeout: float) -> list[str]:
 # ------------------------------------------------------------------ calibrations pull
 
 
-@hardware_errors
+@one_line_errors
 def pull(
     backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
     out: Annotated[Optional[Path], typer.Option(help="File to write (default: calibrations/<backend>.json).")] = None,
@@ -420,10 +401,3 @@ def pull(
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def _where(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb is not None else "?"

@@ -33,9 +33,10 @@ from typing import Any
 
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.runner import ProgressCallback, Unit, merge, prepare, run_unit, unit_done, units
+from qbo.experiments.runner import (
+    ProgressCallback, Unit, UnitCallback, merge, prepare, run_experiment, run_unit, unit_done, units,
+)
 
-UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
 SCHEMES = ("tcp", "tls", "ws", "wss")
 _ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})$")
 DASK_MISSING = "--workers/--scheduler need Dask: pip install 'qbo[dask]' (dask[distributed])"
@@ -75,29 +76,24 @@ def run_fanned_out(
     when units run in this process."""
     check_workers(workers)
     address = parse_scheduler(scheduler) if scheduler is not None else None
-    if address is not None or workers > 1:
-        _check_target(config)
-        _dask()  # a clean error before the folder is claimed
+    if address is None and workers == 1:  # in this process: the runner's own loop
+        return run_experiment(config, out_dir, on_progress, on_unit)
+    _check_target(config)
+    _dask()  # a clean error before the folder is claimed
     lock = prepare(config, out_dir)
     try:
-        return _run_units(config, str(Path(out_dir)), workers, address, processes, on_unit, on_progress)
+        return _run_units(config, str(Path(out_dir)), workers, address, processes, on_unit)
     finally:
         lock.release()
 
 
 def _run_units(
     config: ExperimentConfig, out: str, workers: int, address: str | None, processes: bool,
-    on_unit: UnitCallback | None, on_progress: ProgressCallback | None,
+    on_unit: UnitCallback | None,
 ) -> list[dict[str, Any]]:
     everything, todo = units(config), pending_units(config, out)
     done = len(everything) - len(todo)
-    if address is None and workers == 1:
-        for unit in todo:
-            run_unit(config, unit, out, on_progress)
-            done += 1
-            if on_unit:
-                on_unit(unit.key, done, len(everything))
-    elif todo:
+    if todo:
         with _client(workers, address, processes) as client:
             from distributed import as_completed
 

@@ -76,6 +76,7 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
+UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
 STAGES = "stages.jsonl"
 UNITS = "units"
 
@@ -120,18 +121,22 @@ def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProbl
 
 
 def run_experiment(
-    config: ExperimentConfig, out_dir: str | Path, on_progress: ProgressCallback | None = None
+    config: ExperimentConfig, out_dir: str | Path, on_progress: ProgressCallback | None = None,
+    on_unit: UnitCallback | None = None,
 ) -> list[dict[str, Any]]:
-    """Run (or finish) every unit, then write stages.jsonl, summary.csv and regret.png.
+    """Run (or finish) every unit in this process, then write stages.jsonl, summary.csv and
+    regret.png. ``on_unit`` hears of every finished unit (unit key, units done, units).
 
     If ``out_dir`` already holds a config.toml it must equal ``config`` (that is a resume).
     """
     out = Path(out_dir)
-    check_experiment(config)  # what can fail on bad input, before any file
-    lock = claim_run_folder(out, config)  # atomic claim, or verify a resumed folder; exclusive lock
+    lock = prepare(config, out)  # validation first, then the atomic claim (or verify) and the lock
     try:
-        for unit in units(config):  # a finished unit's journal is only verified
+        everything = units(config)
+        for done, unit in enumerate(everything, 1):  # a finished unit's journal is only verified
             run_unit(config, unit, out, on_progress)
+            if on_unit:
+                on_unit(unit.key, done, len(everything))
         return merge(config, out)
     finally:
         lock.release()

@@ -67,7 +67,7 @@ from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
-from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
+from qbo.qmc.rounds import RoundResult
 
 NAMES = ("none", "rem", "zne", "zne+rem")
 DEFAULT_SCALES = (1, 3)
