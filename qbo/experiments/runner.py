@@ -10,9 +10,6 @@ Files of a run folder (every one written atomically or appended line by line)::
                        a folder holding a different one is refused
     run.json           sha256 of config.toml (qbo.experiments.folder: claim, verify, lock)
     .lock              flock'd while a process works here; holds the holder's pid and host
-
-    config.toml        the resolved configuration (``ExperimentConfig``), written first;
-                       a folder holding a different one is refused
     units/KEY.jsonl    the journal of unit KEY = trialNNN-ALGORITHM (``qbo.experiments.journal``:
                        header, one hash-chained line per finished stage, i.e. the stage record
                        below plus ``rng``, the unit's random state after the stage, then a done

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["candidate", "default_t0", "growth", "num_candidates_below"]
+__all__ = ["candidate", "default_t0", "growth"]
 
 
 def default_t0(dim: int, n_start: int = 5) -> float:
@@ -29,8 +29,3 @@ def growth(t: int, t0: float, power: float = 0.5) -> float:
 def candidate(i: int, theta0: float, dim: int) -> float:
     """``q(i) = theta_0 e^{-i/d}`` (Definition 3.1); ``q(0) = theta_0``."""
     return theta0 * math.exp(-i / dim)
-
-
-def num_candidates_below(g: float, dim: int) -> float:
-    """``d ln g``: how many ``q(i)``, i >= 1, lie above ``theta_0/g`` (Sec. 3, ``q^{-1}``)."""
-    return dim * math.log(max(g, 1.0))
