@@ -50,7 +50,12 @@ class AutoEstimator:
         return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
 
     def planned_calls(self, oracle: Oracle) -> float:
-        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it):
+        MLAE's when a device model is given (``mlae_options['snapshot']``: what ``estimate``
+        runs there), else the cheaper of IAE and MC. A noisy target without a snapshot is
+        planned with the noiseless models."""
+        if self.mlae_options.get("snapshot") is not None:
+            return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).planned_calls(oracle)
         return self.expected_calls(unit_epsilon(oracle, self.epsilon))
 
     def expected_calls(self, epsilon_unit: float) -> float:
