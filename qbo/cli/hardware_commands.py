@@ -219,9 +219,10 @@ def resume(
     if (mode, max_jobs, max_qpu_seconds, resubmit) != (None, None, None, None):
         from qbo.experiments.folder import lock_run_folder, open_run_folder
 
+        new_mode = check_mode(mode or saved_mode)  # bad input is refused before the folder is touched
         open_run_folder(run_dir)  # verified (read-only) before anything in it changes
         with lock_run_folder(run_dir):  # and not while another process runs it
-            write_settings(run_dir, check_mode(mode or saved_mode), retry, limits, instance=read_instance(run_dir))
+            write_settings(run_dir, new_mode, retry, limits, instance=read_instance(run_dir))
     _run(run_dir, lambda report: resume_experiment(run_dir, report))
 
 
