@@ -53,21 +53,26 @@ class Crash(Exception):
     pass
 
 
-def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
-    run_experiment(SMALL, tmp_path / "clean")
-    appended = {"n": 0}
+def _crash_at_append(monkeypatch, config, folder, n: int) -> None:
+    """Run ``config`` into ``folder`` and crash it as its n-th journal record is appended."""
     original = UnitJournal.append
+    appended = {"n": 0}
 
     def flaky(self, entry):
         appended["n"] += 1
-        if appended["n"] == 700:
+        if appended["n"] == n:
             raise Crash()
         original(self, entry)
 
     monkeypatch.setattr(UnitJournal, "append", flaky)
     with pytest.raises(Crash):
-        run_experiment(SMALL, tmp_path / "crashed")
+        run_experiment(config, folder)
     monkeypatch.setattr(UnitJournal, "append", original)
+
+
+def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
+    run_experiment(SMALL, tmp_path / "clean")
+    _crash_at_append(monkeypatch, SMALL, tmp_path / "crashed", 700)
     assert not (tmp_path / "crashed" / "stages.jsonl").exists()  # nothing half-written
     # a torn trailing line, as a kill in mid-write would leave
     journal = sorted((tmp_path / "crashed" / "units").glob("*.jsonl"))[-1]
@@ -197,18 +202,6 @@ def test_a_resumable_policy_resumes_to_identical_files(tmp_path, monkeypatch, al
 
     config = ExperimentConfig(algorithms=(algorithm,), budget=4000, trials=1)
     run_experiment(config, tmp_path / "clean")
-    original = UnitJournal.append
-    appended = {"n": 0}
-
-    def flaky(self, entry):
-        appended["n"] += 1
-        if appended["n"] == 6:
-            raise Crash()
-        original(self, entry)
-
-    monkeypatch.setattr(UnitJournal, "append", flaky)
-    with pytest.raises(Crash):
-        run_experiment(config, tmp_path / "crashed")
-    monkeypatch.setattr(UnitJournal, "append", original)
+    _crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
     resume_experiment(tmp_path / "crashed")
     assert files(tmp_path / "crashed") == files(tmp_path / "clean")
