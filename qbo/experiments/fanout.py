@@ -3,7 +3,8 @@
 A run is a set of independent units (one algorithm in one trial, ``runner.units``). Each
 unit draws its random numbers from its own seed and writes its own journal in the run
 folder (``units/KEY.jsonl``), so any process may run any unit, in any order; ``runner.merge``
-then writes stages.jsonl and summary.csv from the journals in the config's order. The run
+then copies the journals' stage lines into stages.jsonl in the config's order, writes
+summary.csv, marks the run finished and removes the journals. The run
 folder is the single source of truth: the files do not depend on the number of workers or
 on which worker ran what, and a run whose client or workers died is finished by running it
 again on its folder (finished units are skipped, started ones continue from their journals).
@@ -33,6 +34,7 @@ from typing import Any
 
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.folder import finished
 from qbo.experiments.runner import (
     ProgressCallback, Unit, UnitCallback, merge, prepare, run_experiment, run_unit, unit_done, units,
 )
@@ -59,8 +61,8 @@ def check_workers(workers: Any) -> int:
 
 def pending_units(config: ExperimentConfig, out_dir: str | Path) -> list[Unit]:
     """The units of the run whose journals do not say they finished, in ``units`` order
-    (none once stages.jsonl is written: the merged run is complete)."""
-    if (Path(out_dir) / "stages.jsonl").exists():
+    (none once run.json says the run finished: stages.jsonl then holds every record)."""
+    if finished(out_dir) is not None:
         return []
     return [unit for unit in units(config) if not unit_done(config, out_dir, unit)]
 

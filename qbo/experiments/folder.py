@@ -4,6 +4,9 @@ A run folder is a qbo run folder when it holds ``run.json``::
 
     {"format": 1, "config_sha256": "<sha256 of config.toml as written>"}
 
+and, once the run has finished, also ``"finished": {"stages_sha256": ..., "stages_bytes": N,
+"records": R}``, the record of its stages.jsonl (``mark_finished``).
+
 - **Claim** (``claim_run_folder``): a fresh folder is built as a hidden temporary folder
   beside the target (config.toml, run.json, .lock) and renamed into place, so a kill at any
   moment leaves either no folder or a complete, resumable one. A folder that already exists
@@ -18,6 +21,15 @@ A run folder is a qbo run folder when it holds ``run.json``::
 
 The config hash also heads every unit journal (``qbo.experiments.journal``), so a journal
 written for another configuration is refused too.
+
+- **Finish** (issue 13: each stage record is stored once): while a run is under way its
+  records live in the unit journals ``units/``; ``runner.merge`` copies them into
+  stages.jsonl and writes summary.csv and regret.png, then records stages.jsonl's sha256 in
+  run.json (``mark_finished``), and only then removes ``units/`` (``remove_units``). A kill
+  before the mark leaves the journals (a resume merges again); a kill after it leaves a
+  finished run, perhaps with some journals still to remove. So run.json says which of the
+  two holds the records, and a finished run is verified against its mark
+  (``verify_finished``).
 """
 
 from __future__ import annotations
@@ -35,18 +47,68 @@ from typing import Any
 
 from qbo.errors import BadFile, BadInput, RunFolderConflict
 from qbo.experiments.config import ExperimentConfig, load_config
-from qbo.experiments.journal import UnitJournal
+from qbo.experiments.journal import UnitJournal, verify_stages
 from qbo.files import fsync_folder, write_text_atomic
 
 FORMAT = 1
 MARKER = "run.json"
 LOCK = ".lock"
+STAGES = "stages.jsonl"
+UNITS = "units"
 PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl"}  # what may be in a folder before it is claimed (qbo submit)
 
 
 def config_hash(config: ExperimentConfig) -> str:
     """sha256 of the resolved config as config.toml holds it."""
     return hashlib.sha256(config.to_toml().encode()).hexdigest()
+
+
+def unit_key(trial: int, algorithm: str) -> str:
+    """The name of a (trial, algorithm) unit: its journal is ``units/KEY.jsonl``."""
+    return f"trial{trial:03d}-{algorithm}"
+
+
+def unit_keys(config: ExperimentConfig) -> list[str]:
+    """Every unit of the run, in the order stages.jsonl holds them."""
+    return [unit_key(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
+
+
+def finished(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """run.json's record of the finished run's stages.jsonl, or None while the run is under way."""
+    return _read_marker(Path(folder)).get("finished")
+
+
+def mark_finished(folder: str | os.PathLike, config: ExperimentConfig, stages: bytes, records: int) -> None:
+    """Record in run.json (atomically) that the run finished with stages.jsonl = ``stages``;
+    call after stages.jsonl, summary.csv and regret.png are durable."""
+    record = {"stages_sha256": hashlib.sha256(stages).hexdigest(), "stages_bytes": len(stages), "records": records}
+    _write_marker(Path(folder), config, record)
+
+
+def verify_finished(folder: str | os.PathLike, config: ExperimentConfig) -> bytes:
+    """The bytes of a finished run's stages.jsonl, checked against run.json's record (one
+    sha256); a changed file is refused naming the first line that breaks its hash chain."""
+    folder = Path(folder)
+    record = finished(folder)
+    path = folder / STAGES
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BadFile(f"'{path}' is missing: the run finished and its journals were removed, so its records are "
+                      "lost; start afresh") from None
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
+    if len(data) != record["stages_bytes"] or hashlib.sha256(data).hexdigest() != record["stages_sha256"]:
+        verify_stages(path, unit_keys(config), config_hash(config))
+    return data
+
+
+def remove_units(folder: str | os.PathLike) -> None:
+    """Remove a finished run's journals (stages.jsonl holds their records)."""
+    units = Path(folder) / UNITS
+    if units.is_dir() and not units.is_symlink():
+        shutil.rmtree(units)
+        fsync_folder(units.parent)
 
 
 class RunFolderLock:
@@ -154,6 +216,9 @@ def open_run_folder(folder: str | os.PathLike) -> ExperimentConfig:
         raise BadInput(f"'{folder}' is not a qbo run folder: no config.toml")
     config = load_config(folder / "config.toml")
     verify_run_folder(folder, config)
+    if finished(folder) is not None:  # its records are in stages.jsonl; journals left over are removed on resume
+        verify_finished(folder, config)
+        return config
     if (folder / "units").exists() and not (folder / "units").is_dir():
         raise BadFile(f"'{folder / 'units'}' is not a folder; the run folder is damaged")
     for path in sorted((folder / "units").glob("*.jsonl")):  # read-only, so a refusal changes nothing
@@ -219,8 +284,8 @@ def _sweep_stale_claims(parent: Path, name: str) -> None:
         lock.release()
 
 
-def _write_marker(folder: Path, config: ExperimentConfig) -> None:
-    marker = {"format": FORMAT, "config_sha256": config_hash(config)}
+def _write_marker(folder: Path, config: ExperimentConfig, done: dict[str, Any] | None = None) -> None:
+    marker = {"format": FORMAT, "config_sha256": config_hash(config)} | ({"finished": done} if done else {})
     write_text_atomic(folder / MARKER, json.dumps(marker) + "\n")
 
 
@@ -233,9 +298,19 @@ def _read_marker(folder: Path) -> dict[str, Any]:
     except ValueError:
         raise BadFile(f"'{path}' is not valid JSON; the run folder is damaged") from None
     if (not isinstance(marker, dict) or marker.get("format") != FORMAT
-            or not isinstance(marker.get("config_sha256"), str) or len(marker["config_sha256"]) != 64):
+            or not isinstance(marker.get("config_sha256"), str) or len(marker["config_sha256"]) != 64
+            or not _finished_record(marker.get("finished", {}))):
         raise BadFile(f"'{path}' is not a run.json of format {FORMAT}; the run folder is damaged")
     return marker
+
+
+def _finished_record(record: Any) -> bool:
+    """An absent record ({}) or a well-formed one."""
+    if record == {}:
+        return True
+    return (isinstance(record, dict) and set(record) == {"stages_sha256", "stages_bytes", "records"}
+            and isinstance(record["stages_sha256"], str) and len(record["stages_sha256"]) == 64
+            and all(type(record[k]) is int and record[k] >= 0 for k in ("stages_bytes", "records")))
 
 
 def _holder(fd: int) -> str:

@@ -1,21 +1,30 @@
 """Per-unit stage journals: JSON Lines with a hash chain, written by group commit.
 
-Line 0 is a header naming the unit and the sha256 of the resolved config
-(``qbo.experiments.folder.config_hash``); every later line is one stage record or the final
-``done`` marker. Every line carries ``seq`` (its line number, from 0) and ``chain``, the
-first 16 hex digits of sha256(previous chain + the line without ``chain``); the header's
-previous chain is the config hash. So a line that was edited, deleted, duplicated or moved,
-a journal of another unit or config, or a ``done`` marker without its stages, breaks the
-chain at a line that the error names.
+A journal ``units/KEY.jsonl`` holds four kinds of line, each ending in ``"chain":"C"}``::
 
-Group commit (issue 13, item 1): records are buffered and written with one ``write`` and one
-``fsync`` when the unit finishes, when ``FLUSH_EVERY_S`` has passed since the last commit,
-and when the journal is closed. A kill loses at most the records since the last commit;
-each record holds the executor's random state after its stage, so a resume replays from the
-last durable record and writes exactly the lines an uninterrupted run writes.
+    {"journal":2,"unit":KEY,"config_sha256":H,"seq":0,"chain":C}      the header
+    {"trial":T,"algorithm":A,<stage record>,"seq":N,"chain":C}       stage N (N = 1, 2, ...)
+    {"checkpoint":N,"rng":{...},"chain":C}                          resumable state after stage N
+    {"done":true,"stages":N,"seq":N+1,"chain":C}                     the unit finished
 
-A kill can tear only the last line (no newline after it): ``read`` drops it and truncates
-the file to the last whole line. Any other damage is refused with ``BadFile``.
+A stage line is already the line ``stages.jsonl`` holds (``runner.merge`` copies its bytes).
+``C`` is the first 16 hex digits of sha256(previous chain + the line's bytes before
+``,"chain":``); the header's previous chain is the config hash (``folder.config_hash``). The
+header, stage and done lines form one chain, numbered by ``seq``. A checkpoint links to the
+chain of the stage before it but does not advance it, so where checkpoints fall (which depends
+on timing) never changes a stage line. A line that was edited, deleted, duplicated or moved,
+a journal of another unit or config, or a done marker without its stages breaks a link at a
+line that the error names.
+
+Group commit (issue 13, item 1): lines are buffered and written with one ``write`` and one
+``fsync`` when the unit finishes (header, stages, done) and when ``FLUSH_EVERY_S`` has passed
+since the last commit (stages, then a checkpoint holding ``state()``, the unit's random state
+after the last stage). The generator state is therefore written once a commit, not once a
+stage. A resume continues from the last checkpoint (or done marker): stage lines after it can
+only come from a torn write, and are cut off and recomputed deterministically.
+
+Verification hashes each line's bytes; a line is parsed only when its link fails, to say what
+is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +44,17 @@ from qbo.errors import BadFile
 from qbo.files import fsync_folder
 
 FLUSH_EVERY_S = 1.0
-JOURNAL_FORMAT = 1
+JOURNAL_FORMAT = 2
+_TAIL = len(',"chain":"') + 16 + len('"}')  # what follows a line's chained bytes
+_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # json.dumps builds one per call
 
 
 class _Header(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    seq: int = Field(ge=0, le=0)
     journal: int = Field(ge=JOURNAL_FORMAT, le=JOURNAL_FORMAT)
     unit: str = Field(max_length=300)
     config_sha256: str = Field(min_length=64, max_length=64)
+    seq: int = Field(ge=0, le=0)
     chain: str = Field(min_length=16, max_length=16)
 
 
@@ -49,89 +62,237 @@ class _Stage(BaseModel):
     """The envelope and the fields resume relies on; other record fields pass through."""
 
     model_config = ConfigDict(extra="allow", strict=True)
-    seq: int = Field(ge=1)
+    trial: int = Field(ge=0)
+    algorithm: str
     stage: int = Field(ge=1)
-    chain: str = Field(min_length=16, max_length=16)
     cum_calls: int = Field(ge=0)
-    rng: dict
+    seq: int = Field(ge=1)
+    chain: str = Field(min_length=16, max_length=16)
+
+
+class _Checkpoint(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    checkpoint: int = Field(ge=0)
+    chain: str = Field(min_length=16, max_length=16)
 
 
 class _Done(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    seq: int = Field(ge=1)
     done: bool
     stages: int = Field(ge=0)
+    seq: int = Field(ge=1)
     chain: str = Field(min_length=16, max_length=16)
 
 
-def link(previous: str, entry: dict[str, Any]) -> str:
-    """The chain value of ``entry`` (without its own ``chain``) after ``previous``."""
-    return _link(previous, _text(entry))
+def link(previous: bytes, body: bytes) -> bytes:
+    """The chain value (16 hex digits, ASCII) of a line whose bytes before ``,"chain":`` are
+    ``body``, after the chain value ``previous``."""
+    return hashlib.sha256(previous + body).hexdigest()[:16].encode()
 
 
-def _text(entry: dict[str, Any]) -> str:
-    """The compact JSON of ``entry`` in its key order (json.loads keeps the order, and floats
-    round-trip exactly, so a line read back re-serialises to the same text)."""
-    return json.dumps(entry, separators=(",", ":"))
+def header_body(unit: str, config_sha256: str) -> bytes:
+    """The chained bytes of unit ``unit``'s header (a stage line's chain starts from its link)."""
+    return _ENCODE({"journal": JOURNAL_FORMAT, "unit": unit, "config_sha256": config_sha256, "seq": 0})[:-1].encode()
 
 
-def _link(previous: str, text: str) -> str:
-    return hashlib.sha256((previous + text).encode()).hexdigest()[:16]
+def unit_root(unit: str, config_sha256: str) -> bytes:
+    """The chain value of unit ``unit``'s header: the link its first stage line continues."""
+    return link(config_sha256.encode(), header_body(unit, config_sha256))
+
+
+def _split(line: bytes) -> tuple[bytes, bytes] | None:
+    """(chained bytes, chain) of a line without its newline, or None if it does not end in a chain."""
+    if len(line) < _TAIL + 2 or line[-_TAIL:-18] != b',"chain":"' or line[-2:] != b'"}':
+        return None
+    return line[:-_TAIL], line[-18:-2]
+
+
+@dataclass
+class Replay:
+    """What a resume continues from: the durable stage records, whether the unit is done, and
+    the state of the last checkpoint (None before the first one)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+    state: dict[str, Any] | None = None
+
+
+@dataclass
+class _Scan:
+    stages: list[bytes]  # every verified stage line, without its newline
+    done: bool
+    durable: int  # bytes up to the end of the last checkpoint or done marker (or the header)
+    durable_stages: int  # stage lines before that point
+    chain: bytes  # the chain value at that point
+    checkpoint: bytes | None  # the last checkpoint line
 
 
 class UnitJournal:
-    """The journal of one (trial, algorithm) unit; ``config_sha256`` ties it to its run's config."""
+    """The journal of one (trial, algorithm) unit; ``config_sha256`` ties it to its run's config.
 
-    def __init__(self, path: str | os.PathLike, config_sha256: str, flush_every_s: float = FLUSH_EVERY_S) -> None:
+    ``fields`` open every stage line (the unit's ``trial`` and ``algorithm``); ``state`` returns
+    the unit's resumable state after the last appended stage, for checkpoints; it is called
+    only from ``append``, between stages."""
+
+    def __init__(self, path: str | os.PathLike, config_sha256: str, flush_every_s: float | None = None,
+                 fields: dict[str, Any] | None = None, state: Callable[[], dict[str, Any]] | None = None) -> None:
         self.path = Path(path)
         self.unit = self.path.stem
         self.config_sha256 = config_sha256
-        self.flush_every_s = flush_every_s
+        self.flush_every_s = FLUSH_EVERY_S if flush_every_s is None else flush_every_s
+        self._prefix = _ENCODE(fields)[:-1] + "," if fields else "{"
+        self._state = state or dict
         self._seq = 0
-        self._chain = config_sha256
+        self._chain = config_sha256.encode()
         self._buffer: list[bytes] = []
+        self._unsaved = 0  # stage lines in the buffer after its last checkpoint
         self._last_commit = time.monotonic()
 
-    def read(self) -> tuple[list[dict[str, Any]], bool]:
-        """(stage records, done), verified; drops a torn last line from the file."""
+    # ------------------------------------------------------------------ reading
+
+    def read(self) -> Replay:
+        """The verified durable records, done flag and last checkpoint state; cuts off a torn
+        tail (a partial line, or stage lines after the last checkpoint) so appends continue
+        the chain."""
         if not self.path.exists():
-            self._append({"journal": JOURNAL_FORMAT, "unit": self.unit, "config_sha256": self.config_sha256})
-            return [], False
-        try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise BadFile(f"cannot read journal '{self.path}': {exc.strerror}") from None
-        whole = data.rfind(b"\n") + 1
-        records, done = self._verify(data[:whole].split(b"\n")[:-1])
-        if whole < len(data):  # a torn last line: a kill during the write
-            os.truncate(self.path, whole)
-        if not records and self._seq == 0:  # the header itself was torn
-            self._append({"journal": JOURNAL_FORMAT, "unit": self.unit, "config_sha256": self.config_sha256})
-        return records, done
+            self._start()
+            return Replay()
+        data = self._bytes()
+        scan = self._scan(data)
+        if scan.durable < len(data):  # a torn write: what it held is recomputed deterministically
+            os.truncate(self.path, scan.durable)
+        self._seq, self._chain = scan.durable_stages + (2 if scan.done else 1), scan.chain
+        if scan.durable == 0:  # the header itself was torn
+            self._start()
+        if scan.done:
+            return Replay(done=True)
+        records = [json.loads(line) for line in scan.stages[:scan.durable_stages]]
+        state = json.loads(scan.checkpoint) if scan.checkpoint is not None else None
+        if state is not None:
+            del state["checkpoint"], state["chain"]
+        return Replay(records, False, state)
 
     def check(self) -> bool:
-        """Verify the journal without changing it (a torn last line is allowed); returns done."""
-        data = self.path.read_bytes() if self.path.exists() else b""
-        whole = data.rfind(b"\n") + 1
-        seq, chain = self._seq, self._chain
+        """Verify the journal without changing it (a torn tail is allowed); returns done."""
+        return self.path.exists() and self._scan(self._bytes()).done
+
+    def stage_lines(self) -> list[bytes] | None:
+        """The verified stage lines of a finished unit, as bytes without newlines (for merge);
+        None if the unit is not done."""
+        scan = self._scan(self._bytes()) if self.path.exists() else None
+        return scan.stages if scan is not None and scan.done else None
+
+    def _bytes(self) -> bytes:
         try:
-            return self._verify(data[:whole].split(b"\n")[:-1])[1]
-        finally:
-            self._seq, self._chain = seq, chain
+            return self.path.read_bytes()
+        except OSError as exc:
+            raise BadFile(f"cannot read journal '{self.path}': {exc.strerror}") from None
+
+    def _scan(self, data: bytes) -> _Scan:
+        lines = data[:data.rfind(b"\n") + 1].split(b"\n")
+        lines.pop()  # after the last newline: empty, or a torn line (a kill during the write)
+        chain = self.config_sha256.encode()
+        stages: list[bytes] = []
+        durable, durable_stages, durable_chain, checkpoint = 0, 0, chain, None
+        done = False
+        offset = seq = 0
+        sha = hashlib.sha256
+        for n, line in enumerate(lines):
+            offset += len(line) + 1
+            if not done and line[-_TAIL:-18] == b',"chain":"' and line[-2:] == b'"}':
+                expected = sha(chain + line[:-_TAIL]).hexdigest()[:16].encode()
+                if expected == line[-18:-2]:
+                    if line.startswith(b'{"checkpoint":'):
+                        durable, durable_stages, durable_chain, checkpoint = offset, len(stages), chain, line
+                        continue
+                    chain = expected
+                    if seq == 0:
+                        durable, durable_chain = offset, chain
+                    elif line.startswith(b'{"done":'):
+                        done = True
+                        durable, durable_stages, durable_chain = offset, len(stages), chain
+                    else:
+                        stages.append(line)
+                    seq += 1
+                    continue
+            self._refuse(n, line, seq, len(stages), done)
+        return _Scan(stages, done, durable, durable_stages, durable_chain, checkpoint)
+
+    def _refuse(self, n: int, raw: bytes, seq: int, stages: int, done: bool) -> None:
+        """Say what is wrong with line ``n`` (0-based), whose link failed; always raises."""
+        where = f"journal '{self.path}' line {n + 1}"
+        if done:
+            raise BadFile(f"{where}: a line after the unit's done marker; the journal was tampered with")
+        entry = _entry(raw, where, "the unit cannot be resumed")
+        try:
+            if "checkpoint" in entry:
+                point = _Checkpoint.model_validate(entry)
+                if point.checkpoint != stages:
+                    raise BadFile(f"{where} is a checkpoint after stage {point.checkpoint}, expected {stages}: a line is missing or moved")
+            elif entry.get("seq") != seq:
+                raise BadFile(f"{where} has seq {str(entry.get('seq'))[:20]}, expected {seq}: a line is missing, duplicated or moved")
+            elif seq == 0:
+                header = _Header.model_validate(entry)
+                if header.config_sha256 != self.config_sha256:
+                    raise BadFile(f"{where}: the journal was written for another config (config.toml changed); "
+                                  "restore it or start afresh")
+                if header.unit != self.unit:
+                    raise BadFile(f"{where}: the journal belongs to unit '{header.unit[:80]}', not '{self.unit}'")
+            elif "done" in entry:
+                marker = _Done.model_validate(entry)
+                if not marker.done or marker.stages != stages:
+                    raise BadFile(f"{where}: the done marker counts {marker.stages} stages, the journal holds {stages}")
+            else:
+                stage = _Stage.model_validate(entry)
+                if stage.stage != seq:
+                    raise BadFile(f"{where} holds stage {stage.stage}, expected {seq}")
+        except ValidationError as exc:
+            raise BadFile(f"{where}: {_first(exc)}") from None
+        raise BadFile(f"{where} fails its hash chain: the line or one before it was edited")
+
+    # ------------------------------------------------------------------ writing
 
     def append(self, record: dict[str, Any]) -> None:
-        """Buffer one stage record (commits if ``flush_every_s`` has passed)."""
-        self._append(record)
+        """Buffer one stage record (commits, with a checkpoint, if ``flush_every_s`` has passed)."""
+        self._line(f'{self._prefix}{_ENCODE(record)[1:-1]},"seq":{self._seq}'.encode())
+        self._unsaved += 1
         if time.monotonic() - self._last_commit >= self.flush_every_s:
             self.commit()
 
     def finish(self) -> None:
         """Mark the unit done and commit (a unit boundary)."""
-        self._append({"done": True, "stages": self._seq - 1})
+        self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode())
+        self._unsaved = 0  # the done marker makes every stage durable
         self.commit()
 
     def commit(self) -> None:
-        """Write and fsync the buffered lines."""
+        """Write and fsync the buffered lines, ending with a checkpoint if stages are pending.
+
+        Call between stages only (``state`` must describe the state after the last append)."""
+        if self._unsaved:
+            body = _ENCODE({"checkpoint": self._seq - 1} | self._state())[:-1].encode()
+            self._buffer.append(body + b',"chain":"' + link(self._chain, body) + b'"}\n')
+            self._unsaved = 0
+        self._write()
+
+    def close(self) -> None:
+        """Write what is durable-ready and drop stage lines no checkpoint covers: after an
+        error inside a stage, the random state no longer matches them (a resume recomputes them)."""
+        if self._unsaved:
+            del self._buffer[len(self._buffer) - self._unsaved:]  # the journal takes no appends after close
+            self._unsaved = 0
+        self._write()
+
+    def _start(self) -> None:
+        self._seq, self._chain = 0, self.config_sha256.encode()
+        self._line(header_body(self.unit, self.config_sha256))
+
+    def _line(self, data: bytes) -> None:
+        self._chain = link(self._chain, data)
+        self._buffer.append(data + b',"chain":"' + self._chain + b'"}\n')
+        self._seq += 1
+
+    def _write(self) -> None:
         if not self._buffer:
             return
         created = not self.path.exists()
@@ -147,58 +308,50 @@ class UnitJournal:
         self._buffer.clear()
         self._last_commit = time.monotonic()
 
-    close = commit
 
-    def _append(self, entry: dict[str, Any]) -> None:
-        text = _text({"seq": self._seq} | entry)
-        chain = _link(self._chain, text)
-        self._buffer.append(f'{text[:-1]},"chain":"{chain}"}}\n'.encode())  # one serialisation per record
-        self._seq += 1
-        self._chain = chain
+def _entry(raw: bytes, where: str, consequence: str) -> dict[str, Any]:
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        raise BadFile(f"{where} is not valid JSON (damaged, not a torn last line); {consequence}") from None
+    if not isinstance(entry, dict):
+        raise BadFile(f"{where} is not a JSON object; the file was tampered with")
+    return entry
 
-    def _verify(self, lines: list[bytes]) -> tuple[list[dict[str, Any]], bool]:
-        records: list[dict[str, Any]] = []
-        done = False
-        chain = self.config_sha256
-        for n, raw in enumerate(lines):
-            where = f"journal '{self.path}' line {n + 1}"
-            if done:
-                raise BadFile(f"{where}: a line after the unit's done marker; the journal was tampered with")
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                raise BadFile(f"{where} is not valid JSON (damaged, not a torn last line); the unit cannot be resumed") from None
-            if not isinstance(entry, dict):
-                raise BadFile(f"{where} is not a JSON object; the journal was tampered with")
-            if entry.get("seq") != n:
-                raise BadFile(f"{where} has seq {str(entry.get('seq'))[:20]}, expected {n}: a line is missing, duplicated or moved")
-            try:
-                if n == 0:
-                    header = _Header.model_validate(entry)
-                    if header.config_sha256 != self.config_sha256:
-                        raise BadFile(f"{where}: the journal was written for another config (config.toml changed); "
-                                      "restore it or start afresh")
-                    if header.unit != self.unit:
-                        raise BadFile(f"{where}: the journal belongs to unit '{header.unit[:80]}', not '{self.unit}'")
-                elif "done" in entry:
-                    marker = _Done.model_validate(entry)
-                    if not marker.done or marker.stages != n - 1:
-                        raise BadFile(f"{where}: the done marker counts {marker.stages} stages, the journal holds {n - 1}")
-                    done = True
-                else:
-                    stage = _Stage.model_validate(entry)
-                    if stage.stage != n:
-                        raise BadFile(f"{where} holds stage {stage.stage}, expected {n}")
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                field = ".".join(str(p) for p in first["loc"]) or "line"
-                raise BadFile(f"{where}: {field}: {first['msg']}") from None
-            body = {k: v for k, v in entry.items() if k != "chain"}
-            expected = link(chain, body)
-            if entry["chain"] != expected:
-                raise BadFile(f"{where} fails its hash chain: the line or one before it was edited")
-            chain = expected
-            if n and not done:
-                records.append({k: v for k, v in body.items() if k != "seq"})
-        self._seq, self._chain = len(lines), chain
-        return records, done
+
+def _first(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}"
+
+
+def verify_stages(path: Path, units: list[str], config_sha256: str) -> None:
+    """Name the first line of a merged stages.jsonl that breaks its unit's hash chain (its
+    units, in order, each chained from its header); always raises ``BadFile``. Called when
+    the file's sha256 differs from the one recorded when the run completed."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    u, chain, seq = 0, unit_root(units[0], config_sha256), 0
+    for n, line in enumerate(lines):
+        where = f"'{path}' line {n + 1}"
+        parts = _split(line)
+        if parts is not None:
+            if link(chain, parts[0]) == parts[1]:
+                chain, seq = parts[1], seq + 1
+                continue
+            if u + 1 < len(units):  # the first stage of the next unit?
+                root = unit_root(units[u + 1], config_sha256)
+                if link(root, parts[0]) == parts[1]:
+                    u, chain, seq = u + 1, parts[1], 1
+                    continue
+        entry = _entry(line, where, "the finished run's records are damaged")
+        if entry.get("seq") not in (seq + 1, 1):
+            raise BadFile(f"{where} has seq {str(entry.get('seq'))[:20]}, expected {seq + 1}: a line is missing, duplicated or moved")
+        raise BadFile(f"{where} fails its hash chain: the line or one before it was edited")
+    if tail:
+        raise BadFile(f"'{path}' ends inside a line; the finished run's records are damaged")
+    raise BadFile(f"'{path}' differs from what run.json recorded when the run finished (stages were removed or "
+                  f"added at the end of a unit); the finished run's records are damaged")

@@ -4,18 +4,21 @@ One runner for every problem: static finite-arm problems and the drifting proble
 time-varying seed (Imamura et al., seed 000) run the same stage loop
 (``qbo.experiments.trial.run_stages``) with a different clock (``qbo.experiments.clock``).
 
-Files of a run folder (every one written atomically or appended line by line)::
+Files of a run folder (every one written atomically or appended line by line; docs/runs.md)::
 
     config.toml        the resolved configuration (``ExperimentConfig``), written first;
                        a folder holding a different one is refused
-    run.json           sha256 of config.toml (qbo.experiments.folder: claim, verify, lock)
+    run.json           sha256 of config.toml; once the run finished, also the sha256 of
+                       stages.jsonl (qbo.experiments.folder: claim, verify, lock, finish)
     .lock              flock'd while a process works here; holds the holder's pid and host
-    units/KEY.jsonl    the journal of unit KEY = trialNNN-ALGORITHM (``qbo.experiments.journal``:
-                       header, one hash-chained line per finished stage, i.e. the stage record
-                       below plus ``rng``, the unit's random state after the stage, then a done
-                       marker): the durable, verifiable record a resume continues from
-    stages.jsonl       when every unit is done: the journals' stage records assembled, ordered
-                       by trial and then by the config's algorithm order (not by when units ran)
+    units/KEY.jsonl    while the run is under way: the journal of unit KEY = trialNNN-ALGORITHM
+                       (``qbo.experiments.journal``: header, one hash-chained line per finished
+                       stage, already in its stages.jsonl form, checkpoints holding the unit's
+                       random state at each commit, then a done marker): the durable,
+                       verifiable record a resume continues from; removed once the run finished
+    stages.jsonl       when every unit is done: the journals' stage lines, copied byte for byte,
+                       ordered by trial and then by the config's algorithm order (not by when
+                       units ran)
     summary.csv        final cumulative regret (mean, stderr) per algorithm
     regret.png         mean +- stderr of cumulative regret against oracle calls (a classical
                        drifting run: R_n / n against rounds, the seed's Fig. 1)
@@ -28,7 +31,7 @@ A stage record: trial, algorithm, stage, arm, eps, method (iae | mc | sample | i
 oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret, weight_eps (the eps of the
 observation's weight 1/eps^2; None if classical); drifting problems add regret (per call, this
 stage), elapsed (seconds), time (the clock after the stage) and horizon (the evaluation time
-the acquisition assumed).
+the acquisition assumed); then seq (= stage) and chain, its link in the unit's hash chain.
 
 Every unit draws its randomness from its own generator, seeded from (seed, trial, algorithm)
 and handed to the unit's executor when it is built; a drifting world is drawn from (seed,
@@ -56,12 +59,16 @@ from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_inputs, policy_options
-from qbo.experiments.folder import RunFolderLock, claim_run_folder, config_hash, open_run_folder
-from qbo.experiments.journal import UnitJournal
+from qbo.experiments.folder import (
+    STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder, remove_units,
+    unit_key, verify_finished, verify_run_folder,
+)
+from qbo.experiments.journal import Replay, UnitJournal
 from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
-from qbo.files import write_text_atomic
+from qbo.errors import BadFile
+from qbo.files import write_bytes_atomic
 from qbo.qmc.resumable import ResumableState
 from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
 from qbo.problems.base import Problem
@@ -74,8 +81,6 @@ __all__ = [
 
 ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
 UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
-STAGES = "stages.jsonl"
-UNITS = "units"
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Unit:
 
     @property
     def key(self) -> str:
-        return f"trial{self.trial:03d}-{self.algorithm}"
+        return unit_key(self.trial, self.algorithm)
 
     def seed(self, base: int) -> int:
         return stable_seed(f"{base}/{self.trial}/{self.algorithm}")
@@ -160,28 +165,33 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
              on_progress: ProgressCallback | None = None) -> None:
-    """Run one unit to its end, or continue it from its journal; a finished unit is left as is.
+    """Run one unit to its end, or continue it from its journal; a finished unit (or run) is
+    left as is.
 
     The folder must be claimed (``run_experiment`` does it); units share nothing but the
     folder, so any process may run any unit, in any order."""
     out = Path(out_dir)
-    journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config))
+    if finished(out) is not None:
+        return
+    rng = np.random.default_rng(unit.seed(config.seed))
+    journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config),
+                          fields={"trial": unit.trial, "algorithm": unit.algorithm},
+                          state=lambda: {"rng": rng.bit_generator.state})  # for checkpoints, between stages
     try:
-        lines, done = journal.read()
-        if done:
+        replay = journal.read()
+        if replay.done:
             return
         problem = problem_for_trial(config, unit.trial)
         policy = _policy(config, unit.algorithm, problem)
         clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
-        rng = np.random.default_rng(unit.seed(config.seed))
-        at = _replay(policy, clock, rng, lines)
+        at = _replay(policy, clock, rng, replay)
         mode, retry = _hardware(config)
         # the unit's executor is built with the unit's generator; the run folder holds the
         # hardware job journal (jobs.jsonl), shared by all units
         executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
         try:
             for record in run_stages(problem, policy, executor, _settings(config), at, clock=clock):
-                journal.append(record | {"rng": rng.bit_generator.state})
+                journal.append(record)
                 if on_progress:
                     on_progress(unit.key, record["cum_calls"], config.budget)
         finally:
@@ -190,27 +200,47 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
                 close()
         journal.finish()
     finally:
-        journal.close()  # group commit: what was buffered is written even on an error
+        journal.close()  # writes what a checkpoint covers, even on an error
 
 
 def merge(config: ExperimentConfig, out_dir: str | Path) -> list[dict[str, Any]]:
-    """Assemble stages.jsonl from the finished unit journals and write summary.csv and
-    regret.png; returns the records, ordered by trial and then by the config's algorithms."""
+    """Write stages.jsonl from the finished unit journals, then summary.csv and regret.png,
+    mark the run finished in run.json and remove the journals; returns the records, ordered
+    by trial and then by the config's algorithms.
+
+    stages.jsonl is the journals' verified stage lines, copied as bytes. A finished run
+    (run.json says so) is verified against its mark instead and its summary and plot are
+    written again; journals a kill left behind are removed."""
     out = Path(out_dir)
-    records = []
-    for unit in units(config):
-        journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config))
-        try:
-            lines, done = journal.read()
-        finally:
-            journal.close()
-        if not done:
-            raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
-        records.extend({"trial": unit.trial, "algorithm": unit.algorithm} | _public(line) for line in lines)
-    write_text_atomic(out / STAGES, "".join(json.dumps(r) + "\n" for r in records))
+    verify_run_folder(out, config)
+    if finished(out) is not None:
+        data = verify_finished(out, config)
+        records = _records(data.split(b"\n")[:-1])
+        _write_results(config, out, records)
+    else:
+        lines: list[bytes] = []
+        for unit in units(config):
+            got = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config)).stage_lines()
+            if got is None:
+                raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
+            lines.extend(got)
+        data = b"\n".join(lines) + b"\n" if lines else b""
+        write_bytes_atomic(out / STAGES, data)
+        records = _records(lines)
+        _write_results(config, out, records)
+        mark_finished(out, config, data, len(records))  # from here on stages.jsonl holds the records
+    remove_units(out)
+    return records
+
+
+def _records(lines: list[bytes]) -> list[dict[str, Any]]:
+    """Parse stage lines (one json.loads for all of them)."""
+    return json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+
+
+def _write_results(config: ExperimentConfig, out: Path, records: list[dict[str, Any]]) -> None:
     write_summary_csv(out / "summary.csv", summarise(records, config), config)
     plot_regret(records, config, out / "regret.png")
-    return records
 
 
 def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
@@ -222,7 +252,9 @@ def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
 
 
 def unit_done(config: ExperimentConfig, out_dir: str | Path, unit: Unit) -> bool:
-    """True when the unit's (verified) journal in ``out_dir`` says it finished."""
+    """True when the unit's (verified) journal in ``out_dir`` says it finished, or the run has."""
+    if finished(out_dir) is not None:
+        return True
     return UnitJournal(Path(out_dir) / UNITS / f"{unit.key}.jsonl", config_hash(config)).check()  # writes nothing
 
 
@@ -276,9 +308,10 @@ def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]
         raise ValueError(f"hardware: {exc}") from None
 
 
-def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, lines: list[dict[str, Any]]) -> Progress:
+def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: Replay) -> Progress:
     """Re-tell journalled stages to a fresh policy, rebuild the clock's world and restore the
-    unit's random state (before its executor is built)."""
+    unit's random state from the last checkpoint (before its executor is built)."""
+    lines = replay.records
     for line in lines:
         clock.replay(line)
         if line["method"] != "exploit":
@@ -288,10 +321,8 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, lines: l
                         elapsed=line.get("elapsed"), calls=line["honest_calls"])
     if not lines:
         return Progress()
-    rng.bit_generator.state = lines[-1]["rng"]
+    if replay.state is None or "rng" not in replay.state:
+        raise BadFile("a journal holds stages but no checkpoint of the random state; start the run afresh")
+    rng.bit_generator.state = replay.state["rng"]
     last = lines[-1]
     return Progress(stage=last["stage"], calls=last["cum_calls"], regret=last["cum_regret"])
-
-
-def _public(line: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in line.items() if k != "rng"}
