@@ -16,8 +16,9 @@ from qbo.cli.errors import one_line_errors
 from qbo.errors import BadFile, BadInput, RunFolderConflict
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.folder import config_hash, lock_run_folder, open_run_folder
+from qbo.experiments import journal as journal_module
 from qbo.experiments.journal import UnitJournal
-from qbo.experiments.runner import resume_experiment, run_experiment
+from qbo.experiments.runner import prepare, resume_experiment, run_experiment, run_unit, units
 from qbo.files import check_writable, write_text_atomic
 
 CONFIG = ExperimentConfig(budget=300, trials=1)
@@ -127,10 +128,30 @@ def finished(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="module")
+def unmerged(tmp_path_factory):
+    """Every unit run, not yet merged: the journals hold the records (no checkpoints: the
+    units commit at their ends only, so line numbers do not depend on timing)."""
+    folder = tmp_path_factory.mktemp("unmerged") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(journal_module, "FLUSH_EVERY_S", 3600.0)
+        prepare(CONFIG, folder).release()
+        for unit in units(CONFIG):
+            run_unit(CONFIG, unit, folder)
+    return folder
+
+
 @pytest.fixture
 def run(finished, tmp_path):
     folder = tmp_path / "run"
     shutil.copytree(finished, folder)
+    return folder
+
+
+@pytest.fixture
+def journals(unmerged, tmp_path):
+    folder = tmp_path / "journals"
+    shutil.copytree(unmerged, folder)
     return folder
 
 
@@ -149,19 +170,52 @@ def _refused(folder, fragment):
     return line
 
 
-def test_resume_of_a_finished_run_is_identical(run, finished):
-    (run / "stages.jsonl").unlink()
+RESULTS = ("stages.jsonl", "summary.csv", "regret.png", "run.json", "config.toml")
+
+
+def _results(folder):
+    return {name: (folder / name).read_bytes() for name in RESULTS}
+
+
+def test_resume_of_a_finished_run_verifies_and_gives_identical_files(run, finished):
+    (run / "summary.csv").unlink()
+    (run / "regret.png").unlink()
     resume_experiment(run)
-    assert (run / "stages.jsonl").read_bytes() == (finished / "stages.jsonl").read_bytes()
+    assert _results(run) == _results(finished) and not (run / "units").exists()
 
 
-def test_a_torn_last_line_is_recovered_byte_identically(run, finished):
-    path = _journal(run)
+def test_resume_of_a_merge_not_yet_done_gives_identical_files(journals, finished):
+    resume_experiment(journals)
+    assert _results(journals) == _results(finished) and not (journals / "units").exists()
+
+
+def test_a_finished_run_without_its_stages_is_refused(run):
+    (run / "stages.jsonl").unlink()
+    _refused(run, "stages.jsonl' is missing: the run finished and its journals were removed")
+
+
+@pytest.mark.parametrize("tamper, fragment", [
+    (lambda ls: ls[:50] + [ls[50].replace(b'"estimate":', b'"estimate":0.5,"x":')] + ls[51:], "line 51 fails its hash chain"),
+    (lambda ls: ls[:50] + ls[51:], "line 51 has seq"),
+    (lambda ls: ls[:50] + [b"{garbage\n"] + ls[51:], "line 51 is not valid JSON"),
+    (lambda ls: ls[:-1], "differs from what run.json recorded"),
+    (lambda ls: ls + [ls[-1]], "has seq"),
+    (lambda ls: ls[:-1] + [ls[-1][:-1]], "ends inside a line"),
+])
+def test_each_tampering_of_a_finished_runs_stages_is_refused(run, tamper, fragment):
+    path = run / "stages.jsonl"
+    path.write_bytes(b"".join(tamper(_lines(path))))
+    before = _results(run)
+    line = _refused(run, fragment)
+    assert "stages.jsonl" in line and _results(run) == before  # nothing rewritten
+
+
+def test_a_torn_last_line_is_recovered_byte_identically(journals, unmerged, finished):
+    path = _journal(journals)
     lines = _lines(path)
     path.write_bytes(b"".join(lines[:100]) + lines[100][:37])  # killed inside a write
-    resume_experiment(run)
-    assert path.read_bytes() == _journal(finished).read_bytes()
-    assert (run / "stages.jsonl").read_bytes() == (finished / "stages.jsonl").read_bytes()
+    resume_experiment(journals)
+    assert _results(journals) == _results(finished)
 
 
 @pytest.mark.parametrize("tamper, fragment", [
@@ -171,20 +225,21 @@ def test_a_torn_last_line_is_recovered_byte_identically(run, finished):
     (lambda ls: ls[:50] + [ls[51], ls[50]] + ls[52:], "line 51 has seq 51, expected 50"),
     (lambda ls: ls[:50] + [ls[50].replace(b'"estimate":', b'"estimate":0.5,"x":')] + ls[51:], "line 51 fails its hash chain"),
     (lambda ls: [b'{"done": true}\n'], "line 1"),
-    (lambda ls: ls[:1] + [b'{"seq":1,"done":true,"stages":0,"chain":"0000000000000000"}\n'], "hash chain"),
+    (lambda ls: ls[:1] + [b'{"done":true,"stages":0,"seq":1,"chain":"0000000000000000"}\n'], "hash chain"),
     (lambda ls: ls[:-1] + [ls[-1]] + [ls[-1]], "after the unit's done marker"),
     (lambda ls: ls[:10] + [b"[]\n"] + ls[11:], "line 11 is not a JSON object"),
+    (lambda ls: [ls[0].replace(b'"journal":2', b'"journal":1')] + ls[1:], "line 1: journal: Input should be greater"),
 ])
-def test_each_journal_tampering_is_refused_naming_file_and_line(run, tamper, fragment):
-    path = _journal(run)
+def test_each_journal_tampering_is_refused_naming_file_and_line(journals, tamper, fragment):
+    path = _journal(journals)
     path.write_bytes(b"".join(tamper(_lines(path))))
-    line = _refused(run, fragment)
+    line = _refused(journals, fragment)
     assert "trial000-gp-ucb.jsonl" in line
 
 
-def test_a_journal_of_another_unit_is_refused(run):
-    shutil.copy(run / "units" / "trial000-q-gp-ucb.jsonl", _journal(run))
-    _refused(run, "belongs to unit 'trial000-q-gp-ucb'")
+def test_a_journal_of_another_unit_is_refused(journals):
+    shutil.copy(journals / "units" / "trial000-q-gp-ucb.jsonl", _journal(journals))
+    _refused(journals, "belongs to unit 'trial000-q-gp-ucb'")
 
 
 @pytest.mark.parametrize("edit", [
@@ -242,16 +297,69 @@ def test_a_folder_killed_before_its_claim_is_refused_cleanly(tmp_path):
 
 
 def test_journal_group_commit_buffers_until_a_boundary(tmp_path):
-    journal = UnitJournal(tmp_path / "u.jsonl", "0" * 64, flush_every_s=3600)
-    assert journal.read() == ([], False)
+    journal = UnitJournal(tmp_path / "u.jsonl", "0" * 64, flush_every_s=3600, fields={"trial": 0, "algorithm": "a"})
+    assert journal.read().records == []
     for stage in range(1, 4):
-        journal.append({"stage": stage, "cum_calls": stage, "rng": {}})
+        journal.append({"stage": stage, "cum_calls": stage})
     assert not (tmp_path / "u.jsonl").exists()  # nothing durable yet: a kill replays from the start
     journal.finish()
-    records, done = UnitJournal(tmp_path / "u.jsonl", "0" * 64).read()
-    assert done and [r["stage"] for r in records] == [1, 2, 3]
+    lines = (tmp_path / "u.jsonl").read_bytes().splitlines()
+    assert lines[1] == b'{"trial":0,"algorithm":"a","stage":1,"cum_calls":1,"seq":1,"chain":"%s"}' % lines[1][-18:-2]
+    assert UnitJournal(tmp_path / "u.jsonl", "0" * 64).read().done
+    assert [json.loads(line)["stage"] for line in UnitJournal(tmp_path / "u.jsonl", "0" * 64).stage_lines()] == [1, 2, 3]
     with pytest.raises(BadFile, match="another config"):
         UnitJournal(tmp_path / "u.jsonl", "1" * 64).read()
+
+
+def _checkpointed(path, stages, flush_every_s, state=None):
+    journal = UnitJournal(path, "0" * 64, flush_every_s=flush_every_s, fields={"trial": 0, "algorithm": "a"},
+                          state=state or (lambda: {"rng": {"n": 7}}))
+    journal.read()
+    for stage in range(1, stages + 1):
+        journal.append({"stage": stage, "cum_calls": stage})
+    return journal
+
+
+def test_checkpoints_do_not_change_stage_lines(tmp_path):
+    """A commit after every stage (a checkpoint line each) and one at the end give the same
+    stage lines, so where checkpoints fall (timing) never shows in stages.jsonl."""
+    _checkpointed(tmp_path / "often" / "u.jsonl", 5, 0.0).finish()
+    _checkpointed(tmp_path / "once" / "u.jsonl", 5, 3600).finish()
+    often = (tmp_path / "often" / "u.jsonl").read_bytes().splitlines()
+    once = (tmp_path / "once" / "u.jsonl").read_bytes().splitlines()
+    assert sum(line.startswith(b'{"checkpoint":') for line in often) == 5 and len(once) == 7
+    assert [line for line in often if not line.startswith(b'{"checkpoint":')] == once
+    assert b'"rng"' not in b"".join(once)  # the state is written at commits, not per stage
+
+
+def test_resume_continues_from_the_last_checkpoint(tmp_path):
+    path = tmp_path / "u.jsonl"
+    seen = []
+    _checkpointed(path, 3, 0.0, state=lambda: {"rng": {"n": len(seen.append(0) or seen)}}).close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    torn = b"".join(lines[:-1])  # the last checkpoint lost in a torn write: stage 3 is not durable
+    path.write_bytes(torn + lines[-1][:9])
+    replay = UnitJournal(path, "0" * 64, fields={"trial": 0, "algorithm": "a"}).read()
+    assert [r["stage"] for r in replay.records] == [1, 2] and replay.state == {"rng": {"n": 2}}  # the state after stage 2
+    assert path.read_bytes() == b"".join(lines[:-2])  # cut back to the checkpoint after stage 2
+
+
+def test_stages_without_a_checkpoint_are_not_written_on_an_error(tmp_path):
+    journal = _checkpointed(tmp_path / "u.jsonl", 4, 3600)
+    journal.close()  # as run_unit's finally after an error inside stage 5
+    assert UnitJournal(tmp_path / "u.jsonl", "0" * 64).read().records == []
+
+
+@pytest.mark.parametrize("tamper, fragment", [
+    (lambda ls: ls[:2] + [ls[2].replace(b'"n":', b'"n":1')] + ls[3:], "line 3 fails its hash chain"),
+    (lambda ls: ls[:1] + [ls[2], ls[1]] + ls[3:], "line 2 is a checkpoint after stage 1, expected 0"),
+])
+def test_a_tampered_checkpoint_is_refused(tmp_path, tamper, fragment):
+    path = tmp_path / "u.jsonl"
+    _checkpointed(path, 2, 0.0).close()
+    path.write_bytes(b"".join(tamper(path.read_bytes().splitlines(keepends=True))))
+    with pytest.raises(BadFile, match=fragment):
+        UnitJournal(path, "0" * 64).read()
 
 
 def test_plot_refuses_bad_stage_files(run):
@@ -268,3 +376,42 @@ def test_config_hash_is_the_hash_of_config_toml(run):
 
     assert config_hash(CONFIG) == hashlib.sha256((run / "config.toml").read_bytes()).hexdigest()
     assert json.loads((run / "run.json").read_text())["config_sha256"] == config_hash(CONFIG)
+
+
+class _Killed(Exception):
+    pass
+
+
+def _kill_at(monkeypatch, target, name, partial=None):
+    def killed(*args, **kwargs):
+        if partial is not None:
+            partial(*args)
+        raise _Killed()
+
+    monkeypatch.setattr(target, name, killed)
+
+
+def _remove_one_journal(folder):
+    next(iter(sorted(folder.iterdir()))).unlink()
+
+
+@pytest.mark.parametrize("where", ["summary", "plot", "mark", "remove-none", "remove-some"])
+def test_a_kill_between_stages_jsonl_and_removing_the_journals_resumes_identically(journals, finished, monkeypatch, where):
+    """merge: stages.jsonl, summary.csv, regret.png, run.json's mark, then units/ removed; a
+    kill at each step leaves a folder that a resume finishes with the same files."""
+    from qbo.experiments import folder as folder_module, runner
+
+    target, name, partial = {
+        "summary": (runner, "write_summary_csv", None), "plot": (runner, "plot_regret", None),
+        "mark": (runner, "mark_finished", None), "remove-none": (folder_module.shutil, "rmtree", None),
+        "remove-some": (folder_module.shutil, "rmtree", _remove_one_journal),
+    }[where]
+    with monkeypatch.context() as patch:
+        _kill_at(patch, target, name, partial)
+        with pytest.raises(_Killed):
+            resume_experiment(journals)
+    assert (journals / "stages.jsonl").exists() and (journals / "units").is_dir()
+    assert (json.loads((journals / "run.json").read_text()).get("finished") is not None) == where.startswith("remove")
+    open_run_folder(journals)  # the CLI's read-only check accepts the folder
+    resume_experiment(journals)
+    assert _results(journals) == _results(finished) and not (journals / "units").exists()

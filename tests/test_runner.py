@@ -11,7 +11,7 @@ from qbo.algorithms import POLICIES, POLICY_NAMES, is_quantum
 from qbo.execution import runtime
 from qbo.execution.jobs import JobJournal
 from qbo.experiments.config import ExperimentConfig, load_config
-from qbo.experiments.runner import merge, run_experiment, run_unit, units
+from qbo.experiments.runner import merge, prepare, run_experiment, run_unit, units
 from qbo.execution.runtime import LocalConnection
 from tests.support.faults import ExactConnection
 
@@ -26,28 +26,41 @@ def files(folder):
 def test_units_in_any_order_then_merge_equal_a_plain_run(tmp_path):
     run_experiment(SMALL, tmp_path / "plain")
     out = tmp_path / "fanned"
-    out.mkdir()
-    (out / "config.toml").write_text(SMALL.to_toml())
+    prepare(SMALL, out).release()  # claimed, as run_fanned_out does
     for unit in reversed(units(SMALL)):  # as a worker pool might finish them
         run_unit(SMALL, unit, out)
+    journals = {p.name: p.read_bytes() for p in (out / "units").iterdir()}
+    assert sorted(journals) == sorted(f"{u.key}.jsonl" for u in units(SMALL))
     merge(SMALL, out)
     assert files(out) == files(tmp_path / "plain")
+    # stages.jsonl is the journals' stage lines, byte for byte, in the config's unit order
+    copied = b"".join(line for u in units(SMALL) for line in journals[f"{u.key}.jsonl"].splitlines(keepends=True)
+                      if line.startswith(b'{"trial":'))
+    assert (out / "stages.jsonl").read_bytes() == copied
 
 
 def test_merge_refuses_an_unfinished_unit(tmp_path):
-    (tmp_path / "config.toml").write_text(SMALL.to_toml())
+    prepare(SMALL, tmp_path).release()
     run_unit(SMALL, units(SMALL)[0], tmp_path)
     with pytest.raises(ValueError, match="trial000-gp-ucb of .* is not finished"):
         merge(SMALL, tmp_path)
+    assert not (tmp_path / "stages.jsonl").exists() and (tmp_path / "units").is_dir()
 
 
-def test_stages_jsonl_is_assembled_from_the_journals(tmp_path):
+def test_a_finished_run_holds_each_stage_record_once(tmp_path):
     records = run_experiment(SMALL, tmp_path)
-    assert sorted(p.name for p in (tmp_path / "units").iterdir()) == sorted(f"{u.key}.jsonl" for u in units(SMALL))
+    assert not (tmp_path / "units").exists()  # the journals are gone: stages.jsonl holds the records
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "config.toml", "regret.png", "run.json", "stages.jsonl",
+                                                          "summary.csv"]
     lines = (tmp_path / "stages.jsonl").read_text().splitlines()
     assert len(lines) == len(records) and json.loads(lines[0]) == records[0] and "rng" not in records[0]
-    again = run_experiment(SMALL, tmp_path)  # a finished folder: journals verified, nothing re-run
-    assert again == records
+    assert list(records[0])[:2] == ["trial", "algorithm"] and list(records[0])[-2:] == ["seq", "chain"]
+    assert all(r["seq"] == r["stage"] for r in records)
+    marker = json.loads((tmp_path / "run.json").read_text())
+    assert marker["finished"]["records"] == len(records)
+    before = files(tmp_path)
+    again = run_experiment(SMALL, tmp_path)  # a finished folder: stages.jsonl verified, nothing re-run
+    assert again == records and files(tmp_path) == before
 
 
 def test_one_registry_one_name_per_policy():

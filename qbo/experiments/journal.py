@@ -197,25 +197,26 @@ class UnitJournal:
         done = False
         offset = seq = 0
         sha = hashlib.sha256
+        header = header_body(self.unit, self.config_sha256)
         for n, line in enumerate(lines):
             offset += len(line) + 1
-            if not done and line[-_TAIL:-18] == b',"chain":"' and line[-2:] == b'"}':
-                expected = sha(chain + line[:-_TAIL]).hexdigest()[:16].encode()
-                if expected == line[-18:-2]:
-                    if line.startswith(b'{"checkpoint":'):
-                        durable, durable_stages, durable_chain, checkpoint = offset, len(stages), chain, line
-                        continue
-                    chain = expected
-                    if seq == 0:
-                        durable, durable_chain = offset, chain
-                    elif line.startswith(b'{"done":'):
-                        done = True
-                        durable, durable_stages, durable_chain = offset, len(stages), chain
-                    else:
-                        stages.append(line)
-                    seq += 1
-                    continue
-            self._refuse(n, line, seq, len(stages), done)
+            if done or line[-_TAIL:-18] != b',"chain":"' or line[-2:] != b'"}':
+                self._refuse(n, line, seq, len(stages), done)
+            expected = sha(chain + line[:-_TAIL]).hexdigest()[:16].encode()
+            if expected != line[-18:-2] or (seq == 0 and line[:-_TAIL] != header):  # the header: this unit's?
+                self._refuse(n, line, seq, len(stages), done)
+            if seq and line.startswith(b'{"checkpoint":'):  # links to the chain, does not advance it
+                durable, durable_stages, durable_chain, checkpoint = offset, len(stages), chain, line
+                continue
+            chain = expected
+            if seq == 0:
+                durable, durable_chain = offset, chain
+            elif line.startswith(b'{"done":'):
+                done = True
+                durable, durable_stages, durable_chain = offset, len(stages), chain
+            else:
+                stages.append(line)
+            seq += 1
         return _Scan(stages, done, durable, durable_stages, durable_chain, checkpoint)
 
     def _refuse(self, n: int, raw: bytes, seq: int, stages: int, done: bool) -> None:
