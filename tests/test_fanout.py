@@ -20,7 +20,7 @@ from qbo.experiments.fanout import parse_scheduler, pending_units, run_fanned_ou
 from qbo.experiments.runner import run_experiment, units
 
 TINY = ExperimentConfig(budget=400, trials=2)
-FILES = ("stages.jsonl", "summary.csv", "config.toml")
+FILES = ("stages.jsonl", "summary.csv", "config.toml", "run.json")
 
 
 def files(folder: Path, names=FILES) -> dict[str, bytes]:
@@ -79,6 +79,7 @@ def test_two_local_workers_give_byte_identical_files(tmp_path):
     seen = []
     run_fanned_out(TINY, tmp_path / "two", workers=2, processes=False, on_unit=lambda *a: seen.append(a))
     assert files(tmp_path / "one") == files(tmp_path / "two")
+    assert not (tmp_path / "two" / "units").exists()  # merged: stages.jsonl holds each record once
     assert sorted(key for key, _, _ in seen) == sorted(u.key for u in units(TINY))
     assert [done for _, done, _ in seen] == [1, 2, 3, 4]
 
@@ -124,6 +125,7 @@ def test_kill_9_during_a_fanned_out_run_then_resume_gives_identical_files(tmp_pa
     resumed = CliRunner().invoke(app, ["run", "--resume", str(out), "--workers", "2"])
     assert resumed.exit_code == 0, resumed.output
     assert files(out, FILES + ("regret.png",)) == files(tmp_path / "clean", FILES + ("regret.png",))
+    assert not (out / "units").exists()
 
 
 def _square(x: int) -> int:

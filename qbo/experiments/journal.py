@@ -231,8 +231,11 @@ class UnitJournal:
                 if point.checkpoint != stages:
                     raise BadFile(f"{where} is a checkpoint after stage {point.checkpoint}, expected {stages}: a line is missing or moved")
             elif entry.get("seq") != seq:
-                raise BadFile(f"{where} has seq {str(entry.get('seq'))[:20]}, expected {seq}: a line is missing, duplicated or moved")
+                raise BadFile(f"{where} has seq {_show(entry.get('seq'))}, expected {seq}: a line is missing, duplicated or moved")
             elif seq == 0:
+                if entry.get("journal") != JOURNAL_FORMAT:
+                    raise BadFile(f"{where}: journal format {_show(entry.get('journal'))}, expected {JOURNAL_FORMAT} (another qbo "
+                                  "version wrote it); finish the run with that version or start afresh")
                 header = _Header.model_validate(entry)
                 if header.config_sha256 != self.config_sha256:
                     raise BadFile(f"{where}: the journal was written for another config (config.toml changed); "
@@ -320,6 +323,10 @@ def _entry(raw: bytes, where: str, consequence: str) -> dict[str, Any]:
     return entry
 
 
+def _show(value: Any) -> str:
+    return json.dumps(value)[:20]
+
+
 def _first(exc: ValidationError) -> str:
     first = exc.errors()[0]
     return f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}"
@@ -350,7 +357,7 @@ def verify_stages(path: Path, units: list[str], config_sha256: str) -> None:
                     continue
         entry = _entry(line, where, "the finished run's records are damaged")
         if entry.get("seq") not in (seq + 1, 1):
-            raise BadFile(f"{where} has seq {str(entry.get('seq'))[:20]}, expected {seq + 1}: a line is missing, duplicated or moved")
+            raise BadFile(f"{where} has seq {_show(entry.get('seq'))}, expected {seq + 1}: a line is missing, duplicated or moved")
         raise BadFile(f"{where} fails its hash chain: the line or one before it was edited")
     if tail:
         raise BadFile(f"'{path}' ends inside a line; the finished run's records are damaged")

@@ -27,7 +27,7 @@ class Case:
     files: tuple[tuple[str, bytes], ...] = ()
     folders: tuple[str, ...] = ()
     fifos: tuple[str, ...] = ()
-    run: str | None = None  # tamper op applied to a copy of the finished run in R/ ("" = untouched)
+    run: str | None = None  # tamper op applied to a copy of a small run in R/ ("" = untouched; needs_journals)
     tags: tuple[str, ...] = field(default=())
 
 
@@ -307,8 +307,16 @@ TAMPERS = (
     "config:garbage", "config:append", "marker:delete", "marker:garbage", "marker:other", "no-marker", "journal:header",
     "journal:other-unit", "journal:edit-value", "journal:extra-after-done", "journal:empty-middle", "journal:array-line",
     "journal:drop-done-count", "journal:bad-seq-type", "journal:nul-bytes", "journal:binary", "journal:unit-is-folder",
-    "units:is-file", "config:is-folder",
+    "units:is-file", "config:is-folder", "finished:edit-stage", "finished:delete-stage", "finished:drop-unit-end",
+    "finished:no-stages", "finished:marker-garbage",
 )
+JOURNAL_TAMPERS = {"garble-middle", "delete-middle", "duplicate", "swap", "only-done", "units:is-file"}
+
+
+def needs_journals(op: str | None) -> bool:
+    """Tampering with journals needs a run whose units are journalled but not yet merged (a
+    finished run has removed them); the other cases copy a finished run."""
+    return op is not None and (op in JOURNAL_TAMPERS or op.startswith("journal:"))
 
 
 def _run_folders() -> list[Case]:
@@ -381,7 +389,8 @@ def _lines(path) -> list[bytes]:
 
 
 def tamper(folder, op: str) -> None:
-    """Apply the named damage to the run folder ``folder`` (a copy of a finished run)."""
+    """Apply the named damage to the run folder ``folder`` (a copy of a finished run, or of an
+    unmerged one where ``needs_journals(op)``)."""
     units = sorted((folder / "units").glob("*.jsonl"), key=lambda p: -p.stat().st_size)
     journal = units[0] if units else None
     if op == "":
@@ -399,14 +408,14 @@ def tamper(folder, op: str) -> None:
         }
         (folder / "stages.jsonl").write_text(texts[label])
         return
-    lines = _lines(journal)
+    lines = _lines(journal) if journal is not None else []
     mutate: dict[str, Callable[[list[bytes]], list[bytes]]] = {
         "garble-middle": lambda ls: ls[:5] + [b'{"seq":5,"stage":\n'] + ls[6:],
         "delete-middle": lambda ls: ls[:5] + ls[6:],
         "duplicate": lambda ls: ls[:5] + [ls[5]] + ls[5:],
         "swap": lambda ls: ls[:5] + [ls[6], ls[5]] + ls[7:],
         "only-done": lambda ls: [b'{"done": true}\n'],
-        "journal:header": lambda ls: [ls[0].replace(b'"journal":1', b'"journal":2')] + ls[1:],
+        "journal:header": lambda ls: [ls[0].replace(b'"journal":2', b'"journal":3')] + ls[1:],
         "journal:edit-value": lambda ls: ls[:5] + [ls[5].replace(b'"cum_calls":', b'"cum_calls":1')] + ls[6:],
         "journal:extra-after-done": lambda ls: ls + [ls[-1]],
         "journal:empty-middle": lambda ls: ls[:5] + [b"\n"] + ls[5:],
@@ -416,8 +425,20 @@ def tamper(folder, op: str) -> None:
         "journal:nul-bytes": lambda ls: ls[:5] + [b"\x00" * 40 + b"\n"] + ls[6:],
         "journal:binary": lambda ls: [bytes(range(256)) + b"\n"] + ls,
     }
+    stages = {
+        "finished:edit-stage": lambda ls: ls[:5] + [ls[5].replace(b'"cum_calls":', b'"cum_calls":1')] + ls[6:],
+        "finished:delete-stage": lambda ls: ls[:5] + ls[6:],
+        "finished:drop-unit-end": lambda ls: ls[:-1],
+    }
     if op in mutate:
         journal.write_bytes(b"".join(mutate[op](lines)))
+    elif op in stages:
+        (folder / "stages.jsonl").write_bytes(b"".join(stages[op](_lines(folder / "stages.jsonl"))))
+    elif op == "finished:no-stages":
+        (folder / "stages.jsonl").unlink()
+    elif op == "finished:marker-garbage":
+        marker = json.loads((folder / "run.json").read_text())
+        (folder / "run.json").write_text(json.dumps(marker | {"finished": {"stages_sha256": 5}}))
     elif op == "journal:other-unit":
         journal.write_bytes(units[-1].read_bytes())
     elif op == "journal:unit-is-folder":
@@ -447,9 +468,9 @@ def tamper(folder, op: str) -> None:
             path.write_text({"garbage": "{", "other": json.dumps({"format": 1, "config_sha256": "0" * 64})}[kind])
     elif op == "no-marker":
         (folder / "run.json").unlink()
-        for p in (folder / "units").iterdir():
+        for p in units:
             p.unlink()
         for name in ("stages.jsonl", "summary.csv", "regret.png"):
-            (folder / name).unlink()
+            (folder / name).unlink(missing_ok=True)
     else:
         raise KeyError(op)

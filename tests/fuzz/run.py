@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz.cases import RUN, Case, all_cases, tamper  # noqa: E402
+from tests.fuzz.cases import RUN, Case, all_cases, needs_journals, tamper  # noqa: E402
 
 SECRET_VARIABLES = ("QISKIT_IBM_TOKEN", "QISKIT_IBM_INSTANCE", "QISKIT_IBM_CHANNEL", "QISKIT_IBM_URL")
 
@@ -69,18 +69,27 @@ _FINISHED: list[Path] = []
 
 
 def prepare_run() -> Path:
-    """A small finished run folder to copy for the run-folder cases (built once per process)."""
-    if _FINISHED and (_FINISHED[0] / "stages.jsonl").exists():
+    """A folder holding two small run folders to copy for the run-folder cases (built once per
+    process): ``finished`` (merged: stages.jsonl, no journals) and ``unmerged`` (every unit
+    journalled, not yet merged: the journals hold the records)."""
+    if _FINISHED and (_FINISHED[0] / "finished" / "stages.jsonl").exists():
         return _FINISHED[0]
-    folder = Path(tempfile.mkdtemp(prefix="qbo-fuzz-run-")) / "finished"
-    _FINISHED[:] = [folder]
-    if not (folder / "stages.jsonl").exists():
-        from qbo.experiments.config import ExperimentConfig
-        from qbo.experiments.runner import run_experiment
+    base = Path(tempfile.mkdtemp(prefix="qbo-fuzz-run-"))
+    _FINISHED[:] = [base]
+    from qbo.experiments import journal
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import prepare, run_experiment, run_unit, units
 
-        shutil.rmtree(folder, ignore_errors=True)
-        run_experiment(ExperimentConfig(budget=60, trials=1), folder)
-    return folder
+    config = ExperimentConfig(budget=60, trials=1)
+    run_experiment(config, base / "finished")
+    flush, journal.FLUSH_EVERY_S = journal.FLUSH_EVERY_S, 3600.0  # no checkpoints: line numbers fixed
+    try:
+        prepare(config, base / "unmerged").release()
+        for unit in units(config):
+            run_unit(config, unit, base / "unmerged")
+    finally:
+        journal.FLUSH_EVERY_S = flush
+    return base
 
 
 def setup(case: Case, folder: Path, finished: Path) -> None:
@@ -93,7 +102,7 @@ def setup(case: Case, folder: Path, finished: Path) -> None:
     for name in case.fifos:
         os.mkfifo(folder / name)
     if case.run is not None:
-        shutil.copytree(finished, folder / RUN)
+        shutil.copytree(finished / ("unmerged" if needs_journals(case.run) else "finished"), folder / RUN)
         tamper(folder / RUN, case.run)
 
 
