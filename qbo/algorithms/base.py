@@ -93,7 +93,7 @@ def check_int_opt(name: str, value: Any, low: int = 1) -> int | None:
 
 def argmax_lowest(scores: np.ndarray) -> int:
     """Index of the maximum, ties broken by the lowest index (deterministic)."""
-    return int(np.argmax(scores))
+    return int(scores.argmax() if isinstance(scores, np.ndarray) else np.argmax(scores))
 
 
 def _opt_float(x: Any) -> float | None:

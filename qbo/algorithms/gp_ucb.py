@@ -141,9 +141,8 @@ class QGPUCB(_SurrogatePolicy, StagedPolicy):
         return float(b)
 
     def _select(self) -> Query:
-        mean, var = self.model.posterior()
-        sd = np.sqrt(var)
-        return self._stage_query(mean + self.beta(self.t + 1) * sd, sd / math.sqrt(self.lam))
+        score, sd = self.model.ucb(self.beta(self.t + 1))
+        return self._stage_query(score, sd / math.sqrt(self.lam))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         s = self.t + 1
@@ -205,8 +204,8 @@ class GPUCB(_SurrogatePolicy):
         return float(b)
 
     def _select(self) -> Query:
-        mean, var = self.model.posterior()
-        return Query(argmax_lowest(mean + self.beta(self.t + 1) * np.sqrt(var)), None, None)
+        score, _ = self.model.ucb(self.beta(self.t + 1))
+        return Query(argmax_lowest(score), None, None)
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         t = self.t + 1
