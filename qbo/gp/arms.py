@@ -62,13 +62,14 @@ class ArmPosterior:
         self.lam = check_positive("lam", lam)
         self._K = _check_kernel_matrix(kernel_matrix)
         self._Sigma = self._K.copy()
-        self._b = np.zeros(self.num_arms)
+        self._b = [0.0] * self.num_arms  # per-arm sums (Python floats: scalar updates)
         self._mu = np.zeros(self.num_arms)
-        self._weight = np.zeros(self.num_arms)
+        self._weight = [0.0] * self.num_arms
         self._n = 0
         self._info = 0.0
         self._info_terms: list[tuple[float, float]] = []  # (sigma~^2(x_s), w_s) not yet summed
-        self._var = np.maximum(np.diagonal(self._Sigma), 0.0)
+        self._diagonal = self._Sigma.diagonal()  # a view: follows the in-place updates
+        self._var = np.maximum(self._diagonal, 0.0)
         self._sd = np.sqrt(self._var)
         self._outer = np.empty_like(self._Sigma)
         self._score = np.empty_like(self._mu)
@@ -113,12 +114,12 @@ class ArmPosterior:
     @property
     def b(self) -> np.ndarray:
         """``b_i = sum_{obs at arm i} y / eps^2`` (m, copy)."""
-        return self._b.copy()
+        return np.array(self._b)
 
     @property
     def weights(self) -> np.ndarray:
         """Total weight ``sum 1/eps^2`` observed at each arm (m, copy)."""
-        return self._weight.copy()
+        return np.array(self._weight)
 
     @property
     def information_gain(self) -> float:
@@ -175,16 +176,17 @@ class ArmPosterior:
         if not math.isfinite(yv):
             raise ValueError(f"y must be finite, got {yv!r}")
         w = 1.0 / check_eps_scalar(eps) ** 2
-        u = self._Sigma[i]  # = Sigma e_i (Sigma is exactly symmetric); a view, read before Sigma changes
+        Sigma, mu = self._Sigma, self._mu
+        u = Sigma[i]  # = Sigma e_i (Sigma is exactly symmetric); a view, read before Sigma changes
         s_ii = max(float(u[i]), 0.0)
         self._info_terms.append((s_ii, w))
         c = (w / self.lam) / (1.0 + (w / self.lam) * s_ii)
-        self._mu += (c * (yv - self._mu[i])) * u
-        outer = np.multiply.outer(u, u, out=self._outer)
+        mu += (c * (yv - mu[i])) * u
+        outer = np.multiply(u[:, None], u, self._outer)  # u_i u_j, as np.outer
         outer *= c
-        self._Sigma -= outer  # c (u_i u_j) is exactly symmetric
-        np.maximum(np.diagonal(self._Sigma), 0.0, out=self._var)
-        np.sqrt(self._var, out=self._sd)
+        Sigma -= outer  # c (u_i u_j) is exactly symmetric
+        np.maximum(self._diagonal, 0.0, self._var)
+        np.sqrt(self._var, self._sd)
         self._b[i] += w * yv
         self._weight[i] += w
         self._n += 1
