@@ -202,6 +202,8 @@ class ArmPosterior:
             self.add(int(idx[k]), y[k], e[k])
 
     def _check_arm(self, arm: int) -> int:
+        if type(arm) is int and 0 <= arm < self._K.shape[0]:
+            return arm
         if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
             raise ValueError(f"arm must be an integer index, got {arm!r}")
         if not 0 <= int(arm) < self.num_arms:
