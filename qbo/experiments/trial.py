@@ -88,8 +88,9 @@ def run_stages(
     at = start or Progress()
     budget, design, timed = settings.budget, clock.design, clock.timed
     may_exhaust = not isinstance(policy, PolicyBase) or hasattr(type(policy), "exhausted")
-    source = getattr(executor, "classical_source", executor)  # issue 11: a classical learner
-    while at.calls < budget:                                    # samples the reward model
+    # on hardware a classical learner samples the reward model, never the QPU (issue 11)
+    source = getattr(executor, "classical_source", executor)
+    while at.calls < budget:
         init = at.stage < len(design)
         if init:
             query = Query(design[at.stage], None, None)
@@ -133,11 +134,9 @@ def run_stages(
 def _measure(
     clock: Clock, executor: Executor, query: Query, settings: StageSettings, budget_left: int
 ) -> tuple[float, int, int, str, float | None, float, Query] | None:
-    """(value, charged calls, honest calls, method, eps of the observation's weight, wall s,
-    the query to tell: for a resumable query, ``resume`` holds the refined state)."""
-    if query.epsilon is None:
-        # on hardware a classical learner samples the reward model, never the QPU (issue 11)
-        return clock.sample(query.arm, getattr(executor, "classical_source", executor)), 1, 1, "sample", None, 0.0, query
+    """A QMC stage (``query.epsilon`` set): (value, charged calls, honest calls, method, eps of
+    the observation's weight, wall s, the query to tell: for a resumable query, ``resume``
+    holds the refined state); None if line 5 stops the run."""
     oracle = clock.oracle(query.arm)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)
