@@ -21,7 +21,10 @@ Sections (``--sections``, all by default):
   on this tree, so that both see the same load; the hashes say whether results are identical.
 
 The machine's cores and load average are printed first: on a shared machine every time
-here is an upper bound of what the same code takes alone.
+here is an upper bound of what the same code takes alone.  ``--blas-threads N`` pins
+OpenBLAS (and OpenMP / MKL) to N threads for the whole run (set before numpy is imported;
+child processes inherit it): on a loaded 2-core machine, OpenBLAS's default threads made
+the large GP cells several times slower in wall time (docs/models.md).
 
     python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop]
     python bench/speed.py --sections loop --reference ../main --repeats 3
@@ -217,12 +220,16 @@ def main() -> None:
     parser.add_argument("--reference", default=None, help="another checkout for the loop section")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the loop section")
     parser.add_argument("--loop-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--blas-threads", type=int, default=None, help="pin BLAS threads (default: the library's)")
     args = parser.parse_args()
+    if args.blas_threads is not None:  # before numpy is imported (this script imports it lazily)
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = str(args.blas_threads)
     if args.loop_child:
         loop_child(args.trials)
         return
     sections = args.sections.split(",")
-    print(f"machine: {_machine()}")
+    print(f"machine: {_machine()}; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
     started = time.perf_counter()
     if "default" in sections:
         default_experiment(args.trials)

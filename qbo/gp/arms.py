@@ -71,7 +71,7 @@ class ArmPosterior:
         self._diagonal = self._Sigma.diagonal()  # a view: follows the in-place updates
         self._var = np.maximum(self._diagonal, 0.0)
         self._sd = np.sqrt(self._var)
-        self._outer = np.empty_like(self._Sigma)
+        self._outer: np.ndarray | None = None  # m x m work buffer, made at the first add
         self._score = np.empty_like(self._mu)
 
     @classmethod
@@ -182,6 +182,8 @@ class ArmPosterior:
         self._info_terms.append((s_ii, w))
         c = (w / self.lam) / (1.0 + (w / self.lam) * s_ii)
         mu += (c * (yv - mu[i])) * u
+        if self._outer is None:  # not in __init__: the caller's kernel matrix may still be alive there
+            self._outer = np.empty_like(Sigma)
         outer = np.multiply(u[:, None], u, self._outer)  # u_i u_j, as np.outer
         outer *= c
         Sigma -= outer  # c (u_i u_j) is exactly symmetric
