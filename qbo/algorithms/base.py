@@ -96,10 +96,6 @@ def argmax_lowest(scores: np.ndarray) -> int:
     return int(scores.argmax() if isinstance(scores, np.ndarray) else np.argmax(scores))
 
 
-def _opt_float(x: Any) -> float | None:
-    return None if x is None else float(x)
-
-
 def _plain(x: Any) -> Any:
     """numpy scalars -> Python scalars, so that ``state_dict`` is JSON-able."""
     return x.item() if isinstance(x, np.generic) else x
