@@ -12,17 +12,29 @@ Sections (``--sections``, all by default):
   model is skipped where its m x m matrices would exceed ``--max-gb``;
 * ``fanout``: the wall time of ``run_fanned_out`` with 1, 2 and 4 local Dask workers
   (``--workers``) on ``--fanout-trials`` trials, and whether the files are identical;
-* ``size``: the size of every file a default run writes.
+* ``size``: the size of every file a default run writes;
+* ``loop``: the stage loop alone (``qbo.experiments.trial.run_stages`` of every unit of the
+  default experiment in one process, no journal, imports and problem set-up excluded), per
+  algorithm: wall and CPU seconds, CPU us per stage, and a hash of every stage record and of
+  the unit generator's state after it.  With ``--reference TREE`` (another checkout, e.g. the
+  main branch) each of ``--repeats`` rounds runs the loop in a child process on TREE and then
+  on this tree, so that both see the same load; the hashes say whether results are identical.
 
 The machine's cores and load average are printed first: on a shared machine every time
-here is an upper bound of what the same code takes alone.
+here is an upper bound of what the same code takes alone.  ``--blas-threads N`` pins
+OpenBLAS (and OpenMP / MKL) to N threads for the whole run (set before numpy is imported;
+child processes inherit it): on a loaded 2-core machine, OpenBLAS's default threads made
+the large GP cells several times slower in wall time (docs/models.md).
 
-    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size]
+    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop]
+    python bench/speed.py --sections loop --reference ../main --repeats 3
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import resource
 import subprocess
@@ -135,6 +147,65 @@ def sizes(trials: int) -> None:
         print(f"{'total':16s} {total / 1e6:9.2f} MB")
 
 
+def loop_child(trials: int) -> None:
+    """Print one JSON line: per algorithm [wall s, cpu s, stages], and the records' hash."""
+    import numpy as np
+
+    from qbo.execution import make_executor
+    from qbo.experiments import runner
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.trial import Progress, run_stages
+
+    config = ExperimentConfig(trials=trials)
+    settings, staged = runner._settings(config), runner._staged(config)
+    totals: dict[str, list[float]] = {}
+    digest = hashlib.sha256()
+    for unit in runner.units(config):
+        problem = runner.problem_for_trial(config, unit.trial)
+        policy = runner._policy(config, unit.algorithm, problem)
+        clock = runner.make_clock(problem, (config.seed, unit.trial), config.budget, staged)
+        rng = np.random.default_rng(unit.seed(config.seed))
+        executor = make_executor(config.target, seed=rng)
+        lines = []
+        wall, cpu = time.perf_counter(), time.process_time()
+        for record in run_stages(problem, policy, executor, settings, Progress(), clock=clock):
+            lines.append((record, rng.bit_generator.state["state"]["state"]))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        digest.update("".join(json.dumps(line) + "\n" for line in lines).encode())
+        total = totals.setdefault(unit.algorithm, [0.0, 0.0, 0])
+        total[0] += wall
+        total[1] += cpu
+        total[2] += len(lines)
+    print(json.dumps({"totals": totals, "hash": digest.hexdigest()[:16]}))
+
+
+def stage_loop(trials: int, reference: str | None, repeats: int) -> None:
+    trees = ([("reference", Path(reference).resolve())] if reference else []) + [("this tree", ROOT)]
+    print(f"\n== stage loop alone: default experiment, {trials} trials, in process, no journal "
+          f"(best of {repeats}; trees alternate) ==")
+    best: dict[str, dict[str, list[float]]] = {}
+    hashes: dict[str, set[str]] = {}
+    for _ in range(repeats):
+        for label, tree in trees:
+            env = dict(os.environ, PYTHONPATH=str(tree))
+            out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--loop-child", "--trials", str(trials)],
+                                 check=True, env=env, capture_output=True, text=True).stdout
+            result = json.loads(out.strip().splitlines()[-1])
+            hashes.setdefault(label, set()).add(result["hash"])
+            for algorithm, row in result["totals"].items():
+                kept = best.setdefault(label, {}).get(algorithm)
+                if kept is None or row[1] < kept[1]:
+                    best[label][algorithm] = row
+    print(f"{'tree':<10} {'algorithm':<10} {'wall s':>7} {'cpu s':>7} {'stages':>7} {'cpu us/stage':>13}  hash")
+    for label, _ in trees:
+        for algorithm, (wall, cpu, stages) in best[label].items():
+            print(f"{label:<10} {algorithm:<10} {wall:7.2f} {cpu:7.2f} {stages:7d} {1e6 * cpu / stages:13.1f}  "
+                  f"{','.join(sorted(hashes[label]))}")
+    if reference:
+        same = hashes["reference"] == hashes["this tree"] and len(hashes["this tree"]) == 1
+        print(f"records and generator states: {'identical' if same else 'DIFFERENT'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="default,arms,fanout,size")
@@ -146,9 +217,19 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--fanout-trials", type=int, default=4)
     parser.add_argument("--fanout-budget", type=int, default=10_000)
+    parser.add_argument("--reference", default=None, help="another checkout for the loop section")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the loop section")
+    parser.add_argument("--loop-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--blas-threads", type=int, default=None, help="pin BLAS threads (default: the library's)")
     args = parser.parse_args()
+    if args.blas_threads is not None:  # before numpy is imported (this script imports it lazily)
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = str(args.blas_threads)
+    if args.loop_child:
+        loop_child(args.trials)
+        return
     sections = args.sections.split(",")
-    print(f"machine: {_machine()}")
+    print(f"machine: {_machine()}; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
     started = time.perf_counter()
     if "default" in sections:
         default_experiment(args.trials)
@@ -158,6 +239,8 @@ def main() -> None:
         fanout([int(n) for n in args.workers.split(",")], args.fanout_trials, args.fanout_budget)
     if "size" in sections:
         sizes(args.trials)
+    if "loop" in sections:
+        stage_loop(args.trials, args.reference, args.repeats)
     print(f"\nmachine at the end: {_machine()}; bench took {time.perf_counter() - started:.0f} s")
 
 

@@ -29,6 +29,9 @@ class QiskitAlgorithmsIAE:
     def expected_calls(self, epsilon_unit: float) -> float:
         return 0.0  # the reference code applies no line-5 prediction
 
+    def planned_calls(self, oracle) -> float:
+        return 0.0  # as expected_calls: no line-5 prediction
+
     def estimate(self, oracle, executor) -> Estimate:
         from qiskit.transpiler import generate_preset_pass_manager
         from qiskit_aer import AerSimulator
@@ -53,7 +56,7 @@ def compare_default_run(trials: int) -> None:
     for label, factory in (("qbo (default qbo run)", None), ("qiskit-algorithms IAE + Aer SamplerV2", QiskitAlgorithmsIAE)):
         original = trial.make_estimator
         if factory is not None:
-            trial.make_estimator = lambda method, eps, alpha, shots=None, mitigation=None: factory(eps, alpha)
+            trial.make_estimator = lambda method, eps, alpha, shots=None, mitigation=None, **kw: factory(eps, alpha)
         try:
             with tempfile.TemporaryDirectory() as out:
                 start = time.perf_counter()

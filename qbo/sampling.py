@@ -13,10 +13,17 @@ the executor's generator makes the very call ``ExactExecutor.run`` would make,
 therefore identical to the general path, which every other executor (and any subclass
 of ``ExactExecutor``) still takes. (A numpy multinomial of one shot costs about 1 us, as
 much as one hand-written inversion draw, so nothing is gained by rewriting it.)
+
+``classical_sampler`` binds that work to one (executor, oracle) pair once, for a stage loop
+that draws one sample per stage. For a two-outcome oracle on the exact target it draws
+``binomial(1, p_0)``: numpy's ``multinomial(1, (p_0, p_1))`` is exactly one such binomial
+draw (the same C routine, the same p, the same generator state after it), so samples and
+streams are again those of ``classical_samples`` (tests/test_sampling.py checks it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -61,6 +68,18 @@ def classical_samples(executor: Executor, oracle: Oracle, shots: int) -> np.ndar
     else:
         table = {b: oracle.outcomes[int(b, 2)] for b in counts}
     return np.repeat([table[b] for b in counts], [counts[b] for b in counts])
+
+
+def classical_sampler(executor: Executor, oracle: Oracle) -> Callable[[], float]:
+    """A draw of one reward sample of ``oracle`` on ``executor``: the same value and the same
+    generator state after it as ``float(classical_samples(executor, oracle, 1)[0])``."""
+    if not _exact(executor):
+        return lambda: float(classical_samples(executor, oracle, 1)[0])
+    pvals, values = _exact_table(oracle)
+    if pvals.shape[0] != 2:
+        return lambda: float(values[executor.rng.multinomial(1, pvals).argmax()])
+    p_first, first, second = float(pvals[0]), float(values[0]), float(values[1])
+    return lambda: first if executor.rng.binomial(1, p_first) else second
 
 
 def _exact(executor: Executor) -> bool:

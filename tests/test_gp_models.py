@@ -249,3 +249,42 @@ def test_forgetting_posterior_equals_direct_space_time_solve(obs, forgetting, ho
     tol = _tolerance(pk.space, arms, eps, LAM)
     np.testing.assert_allclose(mean, ref_mean, rtol=0, atol=tol)
     np.testing.assert_allclose(var, np.maximum(ref_var, 0.0), rtol=0, atol=tol)
+
+
+class _PlainRankOne:
+    """The rank-one update written out with fresh arrays (``ArmPosterior`` before its buffers)."""
+
+    def __init__(self, K: np.ndarray, lam: float) -> None:
+        self.lam, self.Sigma, self.mu, self.info = lam, 0.5 * (K + K.T), np.zeros(len(K)), 0.0
+
+    def add(self, i: int, y: float, eps: float) -> None:
+        w = 1.0 / float(eps) ** 2
+        u = self.Sigma[:, i].copy()
+        s_ii = max(float(u[i]), 0.0)
+        self.info += 0.5 * float(np.log1p(w * s_ii / self.lam))
+        c = (w / self.lam) / (1.0 + (w / self.lam) * s_ii)
+        self.mu += (c * (y - self.mu[i])) * u
+        self.Sigma -= c * np.outer(u, u)
+
+
+@settings(max_examples=15, deadline=None)
+@given(obs=observations, seed=st.integers(0, 3), beta=st.floats(0.0, 5.0))
+def test_ucb_and_in_place_updates_are_bit_for_bit(obs, seed, beta):
+    """``ucb(beta)`` is ``mean + beta sqrt(var)`` from ``posterior()`` exactly, for every model,
+    and the rank-one form's in-place update is the plain formula's arithmetic exactly."""
+    arms, kern = _problem(seed, 12, 2)
+    models = _family(kern, arms, LAM) | {"rff": FeatureArmModel(RandomFourierFeatures(kern, 20, 2, seed=seed), arms, LAM)}
+    plain = _PlainRankOne(kern(arms, arms), LAM)
+    for a, yv, e in obs:
+        plain.add(a, yv, e)
+        for name, model in models.items():
+            model.add(a, yv, e)
+            mean, var = model.posterior()
+            score, sd = model.ucb(beta)
+            assert np.array_equal(sd, np.sqrt(var)), name
+            assert np.array_equal(score, mean + beta * np.sqrt(var)), name
+    rank_one = models["rank-one"]
+    assert np.array_equal(rank_one.Sigma, plain.Sigma)
+    assert np.array_equal(rank_one.mean, plain.mu)
+    assert np.array_equal(rank_one.var, np.maximum(np.diag(plain.Sigma), 0.0))
+    assert rank_one.information_gain == plain.info

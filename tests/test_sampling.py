@@ -7,7 +7,7 @@ import pytest
 
 from qbo.execution.exact import ExactExecutor
 from qbo.oracles import bernoulli, gaussian
-from qbo.sampling import classical_samples
+from qbo.sampling import classical_sampler, classical_samples
 
 
 class _General(ExactExecutor):
@@ -27,3 +27,16 @@ def test_fast_path_equals_general_path():
 def test_fast_path_checks_shots():
     with pytest.raises(ValueError, match="shots"):
         classical_samples(ExactExecutor(seed=0), bernoulli(0.5), 0)
+
+
+def test_sampler_draws_what_classical_samples_draws():
+    """``classical_sampler`` (one bound draw per stage; a binomial for two outcomes) gives the
+    values and the generator states of ``classical_samples(executor, oracle, 1)``."""
+    oracles = [bernoulli(a) for a in (0.0, 0.03, 0.5, 0.77, 1.0)] + [gaussian(0.3, 0.4, qubits=3)]
+    for executor_type in (ExactExecutor, _General):
+        bound, plain = executor_type(seed=11), executor_type(seed=11)
+        draws = [classical_sampler(bound, oracle) for oracle in oracles]
+        for i in range(600):
+            k = (7 * i) % len(oracles)
+            assert draws[k]() == float(classical_samples(plain, oracles[k], 1)[0])
+            assert bound.rng.bit_generator.state == plain.rng.bit_generator.state

@@ -93,11 +93,7 @@ def check_int_opt(name: str, value: Any, low: int = 1) -> int | None:
 
 def argmax_lowest(scores: np.ndarray) -> int:
     """Index of the maximum, ties broken by the lowest index (deterministic)."""
-    return int(np.argmax(scores))
-
-
-def _opt_float(x: Any) -> float | None:
-    return None if x is None else float(x)
+    return int(scores.argmax() if isinstance(scores, np.ndarray) else np.argmax(scores))
 
 
 def _plain(x: Any) -> Any:
@@ -126,6 +122,7 @@ class PolicyBase:
         self.config = config
         self._history: list[dict[str, Any]] = []
         self._pending: Query | None = None
+        self._sample_queries: dict[int, Query] = {}
 
     @property
     def num_arms(self) -> int:
@@ -150,10 +147,12 @@ class PolicyBase:
         ``elapsed`` / ``calls``: the stage's duration and honest oracle calls (clocked
         policies only; the others ignore them)."""
         arm = self._check_arm(query.arm)
-        v = check_float("value", value)
+        v = float(value) if type(value) is float and math.isfinite(value) else check_float("value", value)
         eps = self._used_eps(query, epsilon)
-        entry = {"arm": arm, "epsilon": _opt_float(query.epsilon), "alpha": _opt_float(query.alpha),
-                 "value": v, "used_epsilon": _opt_float(epsilon)}
+        q_eps, q_alpha = query.epsilon, query.alpha
+        entry = {"arm": arm, "epsilon": None if q_eps is None else float(q_eps),
+                 "alpha": None if q_alpha is None else float(q_alpha), "value": v,
+                 "used_epsilon": None if epsilon is None else float(epsilon)}
         if self.clocked:
             if elapsed is None:
                 raise ValueError(f"{self.name} is time-varying: tell needs the stage's elapsed time, got None")
@@ -163,6 +162,13 @@ class PolicyBase:
             self._update(arm, v, eps)
         self._history.append(entry)
         self._pending = None
+
+    def _sample_query(self, arm: int) -> Query:
+        """``Query(arm, None, None)``, one classical sample of ``arm`` (frozen: one per arm)."""
+        query = self._sample_queries.get(arm)
+        if query is None:
+            query = self._sample_queries[arm] = Query(arm, None, None)
+        return query
 
     def _used_eps(self, query: Query, epsilon: float | None) -> float:
         if not self.quantum:
@@ -176,6 +182,8 @@ class PolicyBase:
         return check_float("epsilon", e, low=0.0)
 
     def _check_arm(self, arm: Any) -> int:
+        if type(arm) is int and 0 <= arm < self.arms.shape[0]:
+            return arm
         if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
             raise ValueError(f"query.arm must be an integer index, got {arm!r}")
         if not 0 <= int(arm) < self.num_arms:

@@ -141,9 +141,8 @@ class QGPUCB(_SurrogatePolicy, StagedPolicy):
         return float(b)
 
     def _select(self) -> Query:
-        mean, var = self.model.posterior()
-        sd = np.sqrt(var)
-        return self._stage_query(mean + self.beta(self.t + 1) * sd, sd / math.sqrt(self.lam))
+        score, sd = self.model.ucb(self.beta(self.t + 1))
+        return self._stage_query(score, sd / math.sqrt(self.lam))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         s = self.t + 1
@@ -196,18 +195,19 @@ class GPUCB(_SurrogatePolicy):
     def beta(self, t: int) -> float:
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
         b, cfg = self.config.beta, self.config
+        if not isinstance(b, str):
+            return float(b)
         if b == "theorem1":
             return theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
         if b == "practical":
             return practical(t)
-        if b == "bogunovic":
-            return bogunovic(t)
-        return float(b)
+        return bogunovic(t)
 
     def _select(self) -> Query:
-        mean, var = self.model.posterior()
-        return Query(argmax_lowest(mean + self.beta(self.t + 1) * np.sqrt(var)), None, None)
+        t = len(self._history) + 1
+        score, _ = self.surrogate.select(t).ucb(self.beta(t))
+        return self._sample_query(argmax_lowest(score))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
-        t = self.t + 1
+        t = len(self._history) + 1
         self.surrogate.tell(t, arm, value, 1.0, self.beta(t))

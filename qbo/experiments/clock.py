@@ -25,6 +25,7 @@ those seeds and of the stages played, so ``replay`` rebuilds it from a unit's jo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,7 +34,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem, drifting_oracle
-from qbo.sampling import classical_samples
+from qbo.sampling import classical_sampler, classical_samples
 
 __all__ = ["Clock", "DriftClock", "FixedClock", "RoundClock", "make_clock"]
 
@@ -62,23 +63,37 @@ class Clock(Protocol):
 
 
 class FixedClock:
-    """A static problem: no time, calls pay the gap of their arm."""
+    """A static problem: no time, calls pay the gap of their arm.
+
+    A static arm's oracle, gap and sampler never change, so they are built once per arm
+    (the sampler once per executor too: ``qbo.sampling.classical_sampler``, the same draws
+    as ``classical_samples``)."""
 
     design: tuple[int, ...] = ()
     timed = False
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
+        self._gaps: dict[int, float] = {}
+        self._samplers: dict[int, Callable[[], float]] = {}
+        self._sampled_on: Executor | None = None
 
     def oracle(self, arm: int) -> Oracle:
         return self.problem.oracle(arm)
 
     def sample(self, arm: int, executor: Executor) -> float:
-        (value,) = classical_samples(executor, self.problem.oracle(arm), 1)
-        return float(value)
+        if executor is not self._sampled_on:
+            self._samplers, self._sampled_on = {}, executor
+        draw = self._samplers.get(arm)
+        if draw is None:
+            draw = self._samplers[arm] = classical_sampler(executor, self.problem.oracle(arm))
+        return draw()
 
     def stage(self, arm: int, charged: int, honest: int, wall: float) -> tuple[None, float]:
-        return None, charged * float(self.problem.regret(arm))
+        gap = self._gaps.get(arm)
+        if gap is None:
+            gap = self._gaps[arm] = float(self.problem.regret(arm))
+        return None, charged * gap
 
     def exploit(self, arm: int, calls: int) -> tuple[None, float]:
         return self.stage(arm, calls, calls, 0.0)

@@ -82,30 +82,50 @@ def run_stages(
 ) -> Iterator[dict[str, Any]]:
     """Yield one record per stage until the budget or the stopping rule ends the run.
 
-    ``clock`` defaults to ``FixedClock(problem)`` (a static problem)."""
+    ``clock`` defaults to ``FixedClock(problem)`` (a static problem).  A policy that can run
+    out of stages (``exhausted``, e.g. ``qbo.algorithms.staged``) defines it on its class."""
     clock = clock if clock is not None else FixedClock(problem)
     at = start or Progress()
-    while at.calls < settings.budget:
-        design = at.stage < len(clock.design)
-        if design:
-            query = Query(clock.design[at.stage], None, None)
+    budget, design, timed = settings.budget, clock.design, clock.timed
+    may_exhaust = not isinstance(policy, PolicyBase) or hasattr(type(policy), "exhausted")
+    # on hardware a classical learner samples the reward model, never the QPU (issue 11)
+    source = getattr(executor, "classical_source", executor)
+    while at.calls < budget:
+        init = at.stage < len(design)
+        if init:
+            query = Query(design[at.stage], None, None)
         else:
             query = policy.ask()
-            if getattr(policy, "exhausted", False):
+            if may_exhaust and getattr(policy, "exhausted", False):
                 break
-        outcome = _measure(clock, executor, query, settings, budget_left=settings.budget - at.calls)
-        if outcome is None:  # line 5: the predicted cost does not fit in the budget
-            break
-        value, charged, honest, method, weight_eps, wall, told = outcome
-        charged = min(charged, settings.budget - at.calls)
+        if query.epsilon is None:  # one classical sample, one oracle call
+            value = clock.sample(query.arm, source)
+            charged = honest = 1
+            method, weight_eps, wall, told = "sample", None, 0.0, query
+        else:
+            outcome = _measure(clock, executor, query, settings, budget_left=budget - at.calls)
+            if outcome is None:  # line 5: the predicted cost does not fit in the budget
+                break
+            value, charged, honest, method, weight_eps, wall, told = outcome
+            charged = min(charged, budget - at.calls)
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
         policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
-        record = _record(at, query.arm, query.epsilon, "init" if design else method, charged, honest, value, regret)
-        extra = {} if told.resume is None else {"qmc": told.resume.to_json()}
-        yield record | {"weight_eps": weight_eps} | extra | _timing(clock, regret, charged, elapsed, query.horizon)
-    if settings.leftover == "recommend" and at.calls < settings.budget:
+        at.stage += 1
+        at.calls += charged
+        at.regret += regret
+        record = {
+            "stage": at.stage, "arm": query.arm, "eps": query.epsilon, "method": "init" if init else method,
+            "oracle_calls": charged, "honest_calls": honest, "estimate": value, "cum_calls": at.calls,
+            "cum_regret": at.regret, "weight_eps": weight_eps,
+        }
+        if told.resume is not None:
+            record["qmc"] = told.resume.to_json()
+        if timed:
+            record |= _timing(clock, regret, charged, elapsed, query.horizon)
+        yield record
+    if settings.leftover == "recommend" and at.calls < budget:
         arm = int(policy.recommend())
-        left = settings.budget - at.calls
+        left = budget - at.calls
         elapsed, regret = clock.exploit(arm, left)
         record = _record(at, arm, None, "exploit", left, left, None, regret)
         yield record | {"weight_eps": None} | _timing(clock, regret, left, elapsed, None)
@@ -114,11 +134,9 @@ def run_stages(
 def _measure(
     clock: Clock, executor: Executor, query: Query, settings: StageSettings, budget_left: int
 ) -> tuple[float, int, int, str, float | None, float, Query] | None:
-    """(value, charged calls, honest calls, method, eps of the observation's weight, wall s,
-    the query to tell: for a resumable query, ``resume`` holds the refined state)."""
-    if query.epsilon is None:
-        # on hardware a classical learner samples the reward model, never the QPU (issue 11)
-        return clock.sample(query.arm, getattr(executor, "classical_source", executor)), 1, 1, "sample", None, 0.0, query
+    """A QMC stage (``query.epsilon`` set): (value, charged calls, honest calls, method, eps of
+    the observation's weight, wall s, the query to tell: for a resumable query, ``resume``
+    holds the refined state); None if line 5 stops the run."""
     oracle = clock.oracle(query.arm)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)

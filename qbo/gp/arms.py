@@ -17,13 +17,21 @@ no refit and independent of the number of observations.  A classical observation
 ``eps = 1``: the ordinary GP posterior of Eq. (1) (Srinivas et al. 2010, Eqs. (1)-(2)) with
 noise variance ``lambda``.  A ``qbo.gp.ArmModel``; for many arms (O(m^2) memory) use
 ``qbo.gp.CholeskyArmPosterior`` (docs/models.md).
+
+Speed (a classical run makes one ``add`` per oracle call): the update works in place on
+preallocated buffers with the same floating-point operations in the same order, so results
+are bit-for-bit those of the plain formulas; Sigma stays exactly symmetric (below), so its
+row i is its column i; ``var`` and ``sigma`` are kept current for ``ucb``; the information
+gain's chain-rule terms are summed, in order, when it is read.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from qbo.gp.information import check_eps, information_gain_increment
+from qbo.gp.information import check_eps, check_eps_scalar, information_gain_increment
 from qbo.gp.kernels import Kernel, as_points, check_positive
 
 __all__ = ["ArmPosterior"]
@@ -54,11 +62,17 @@ class ArmPosterior:
         self.lam = check_positive("lam", lam)
         self._K = _check_kernel_matrix(kernel_matrix)
         self._Sigma = self._K.copy()
-        self._b = np.zeros(self.num_arms)
+        self._b = [0.0] * self.num_arms  # per-arm sums (Python floats: scalar updates)
         self._mu = np.zeros(self.num_arms)
-        self._weight = np.zeros(self.num_arms)
+        self._weight = [0.0] * self.num_arms
         self._n = 0
         self._info = 0.0
+        self._info_terms: list[tuple[float, float]] = []  # (sigma~^2(x_s), w_s) not yet summed
+        self._diagonal = self._Sigma.diagonal()  # a view: follows the in-place updates
+        self._var = np.maximum(self._diagonal, 0.0)
+        self._sd = np.sqrt(self._var)
+        self._outer: np.ndarray | None = None  # m x m work buffer, made at the first add
+        self._score = np.empty_like(self._mu)
 
     @classmethod
     def from_kernel(cls, kernel: Kernel, arms: np.ndarray, lam: float) -> ArmPosterior:
@@ -100,16 +114,19 @@ class ArmPosterior:
     @property
     def b(self) -> np.ndarray:
         """``b_i = sum_{obs at arm i} y / eps^2`` (m, copy)."""
-        return self._b.copy()
+        return np.array(self._b)
 
     @property
     def weights(self) -> np.ndarray:
         """Total weight ``sum 1/eps^2`` observed at each arm (m, copy)."""
-        return self._weight.copy()
+        return np.array(self._weight)
 
     @property
     def information_gain(self) -> float:
         """``gamma~ = 1/2 log det(I + K~/lambda)`` by the chain rule (Dai et al. App. D Eq. 25)."""
+        for s_ii, w in self._info_terms:
+            self._info += information_gain_increment(s_ii, w, self.lam)
+        self._info_terms.clear()
         return self._info
 
     # ------------------------------------------------------------------ posterior
@@ -126,16 +143,23 @@ class ArmPosterior:
     @property
     def var(self) -> np.ndarray:
         """Posterior variance ``sigma~^2`` at every arm (m), clipped at 0."""
-        return np.maximum(np.diag(self._Sigma).copy(), 0.0)
+        return self._var.copy()
 
     @property
     def std(self) -> np.ndarray:
         """Posterior standard deviation ``sigma~`` at every arm (m)."""
-        return np.sqrt(self.var)
+        return self._sd.copy()
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """``(mean (m), var (m))`` at every arm (``qbo.gp.ArmModel``)."""
-        return self.mean, self.var
+        return self._mu.copy(), self._var.copy()
+
+    def ucb(self, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu~ + beta sigma~, sigma~)`` at every arm (``qbo.gp.ArmModel.ucb``), in the
+        model's buffers: read them, do not modify them; valid until the next ``add``."""
+        score = np.multiply(self._sd, beta, out=self._score)
+        score += self._mu
+        return score, self._sd
 
     # ------------------------------------------------------------------ updates
     def add(self, arm: int, y: float, eps: float = 1.0) -> None:
@@ -149,15 +173,22 @@ class ArmPosterior:
         """
         i = self._check_arm(arm)
         yv = float(y)
-        if not np.isfinite(yv):
+        if not math.isfinite(yv):
             raise ValueError(f"y must be finite, got {yv!r}")
-        w = 1.0 / float(check_eps(eps, 1)[0]) ** 2
-        u = self._Sigma[:, i].copy()
+        w = 1.0 / check_eps_scalar(eps) ** 2
+        Sigma, mu = self._Sigma, self._mu
+        u = Sigma[i]  # = Sigma e_i (Sigma is exactly symmetric); a view, read before Sigma changes
         s_ii = max(float(u[i]), 0.0)
-        self._info += information_gain_increment(s_ii, w, self.lam)
+        self._info_terms.append((s_ii, w))
         c = (w / self.lam) / (1.0 + (w / self.lam) * s_ii)
-        self._mu += (c * (yv - self._mu[i])) * u
-        self._Sigma -= c * np.outer(u, u)  # c (u_i u_j) is exactly symmetric
+        mu += (c * (yv - mu[i])) * u
+        if self._outer is None:  # not in __init__: the caller's kernel matrix may still be alive there
+            self._outer = np.empty_like(Sigma)
+        outer = np.multiply(u[:, None], u, self._outer)  # u_i u_j, as np.outer
+        outer *= c
+        Sigma -= outer  # c (u_i u_j) is exactly symmetric
+        np.maximum(self._diagonal, 0.0, self._var)
+        np.sqrt(self._var, self._sd)
         self._b[i] += w * yv
         self._weight[i] += w
         self._n += 1
@@ -173,6 +204,8 @@ class ArmPosterior:
             self.add(int(idx[k]), y[k], e[k])
 
     def _check_arm(self, arm: int) -> int:
+        if type(arm) is int and 0 <= arm < self._K.shape[0]:
+            return arm
         if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
             raise ValueError(f"arm must be an integer index, got {arm!r}")
         if not 0 <= int(arm) < self.num_arms:

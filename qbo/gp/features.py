@@ -23,6 +23,7 @@ import numpy as np
 
 from qbo.gp.information import check_eps, information_gain_increment
 from qbo.gp.kernels import Kernel, Linear, Matern, SquaredExponential, as_points, check_positive
+from qbo.gp.model import ucb_from_posterior
 
 __all__ = [
     "FeatureArmModel",
@@ -244,6 +245,10 @@ class FeatureArmModel:
         mean = self.Phi @ self.gp.theta
         var = self.lam * np.einsum("ij,ij->i", self.Phi @ self.gp.V_inv, self.Phi)
         return mean, np.maximum(var, 0.0)
+
+    def ucb(self, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean + beta sigma, sigma)`` at every arm (``qbo.gp.ArmModel.ucb``)."""
+        return ucb_from_posterior(self, beta)
 
     @property
     def information_gain(self) -> float:

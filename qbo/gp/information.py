@@ -15,12 +15,15 @@ which is also Dai et al. App. D, Eqs. (25)-(26) (``det V_m / det V_0``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from qbo.gp.kernels import Kernel, as_points, check_positive
 
 __all__ = [
     "check_eps",
+    "check_eps_scalar",
     "information_gain_increment",
     "logdet_information_gain",
     "weighted_information_gain",
@@ -37,6 +40,16 @@ def check_eps(eps: np.ndarray, n: int) -> np.ndarray:
     if np.any(bad):
         raise ValueError(f"eps must be finite and > 0, got {e[bad][0]!r}")
     return e
+
+
+def check_eps_scalar(eps: float) -> float:
+    """``check_eps(eps, 1)[0]`` as a float, without building an array for a Python or numpy float."""
+    if isinstance(eps, (float, int)) and not isinstance(eps, bool):
+        e = float(eps)
+        if not (math.isfinite(e) and e > 0.0):
+            raise ValueError(f"eps must be finite and > 0, got {e!r}")
+        return e
+    return float(check_eps(eps, 1)[0])
 
 
 def logdet_information_gain(K_tilde: np.ndarray, lam: float) -> float:

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["ArmModel"]
+__all__ = ["ArmModel", "ucb_from_posterior"]
 
 
 @runtime_checkable
@@ -53,3 +53,16 @@ class ArmModel(Protocol):
     def add(self, arm: int, y: float, eps: float = 1.0) -> None: ...
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def ucb(self, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu~ + beta sigma~, sigma~)`` at every arm, the score of Dai et al. Alg. 1 line 2
+        (Srinivas et al. Eq. (6)); the arrays may be buffers of the model (read them, do not
+        modify them), valid until its next ``add``."""
+        ...
+
+
+def ucb_from_posterior(model: ArmModel, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """``ArmModel.ucb`` computed from ``posterior()``: ``(mean + beta sqrt(var), sqrt(var))``."""
+    mean, var = model.posterior()
+    sd = np.sqrt(var)
+    return mean + beta * sd, sd

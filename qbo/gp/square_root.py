@@ -40,6 +40,8 @@ class SquareRootArms:
         self._mu = np.zeros(m)
         self._E = np.zeros(m)
         self.information_gain = 0.0
+        self._sd = np.empty(m)
+        self._score = np.empty(m)
 
     @property
     def num_arms(self) -> int:
@@ -69,6 +71,16 @@ class SquareRootArms:
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """``(mean (m), var (m))`` at every arm."""
         return self.mean, self.var
+
+    def ucb(self, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu + beta sigma, sigma)`` at every arm (``qbo.gp.ArmModel.ucb``), in the model's
+        buffers (valid until the next update; the same operations as from ``posterior()``)."""
+        sd = np.subtract(self._kdiag, self._E, out=self._sd)
+        np.maximum(sd, 0.0, out=sd)
+        np.sqrt(sd, out=sd)
+        score = np.multiply(sd, beta, out=self._score)
+        score += self._mu
+        return score, sd
 
     def column(self, arm: int) -> np.ndarray:
         """Posterior covariance ``Sigma e_arm = K e_arm - V^T V e_arm`` (m); O(s m)."""

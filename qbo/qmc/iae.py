@@ -390,6 +390,10 @@ def _least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
 # (resume, the cost model of a repeated eps) repeat every search. The bisection itself is
 # unchanged (the predicate need not be monotone, so only its exact path gives its answer);
 # the predicate hoists what does not depend on n. Same results as ``_State.predict``.
+# One level down, the plug-in interval at n shots depends on the state (k, theta interval,
+# half period, alpha_i, method) and n only, not on eps: the states of a run's schedules recur
+# across stages and amplitudes (a default run has a few hundred distinct states), so each
+# state's intervals are kept per n (``_plug_in``) and most searches read them.
 
 
 @lru_cache(maxsize=1 << 16)
@@ -399,7 +403,7 @@ def _finish_shots(
 ) -> int | None:
     """``_least_shots`` of 'the plug-in interval is at most 2 eps wide' (no mitigation)."""
     plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
-    return _least_shots(lambda n: _amplitude_width(plug_in(n)) <= 2 * eps, cap)
+    return _least_shots(lambda n: plug_in(n)[2] <= 2 * eps, cap)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -411,22 +415,29 @@ def _grow_shots(
     plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
 
     def grows(n: int) -> bool:
-        low, high = plug_in(n)
+        low, high, _ = plug_in(n)
         return find_next_k(k, low, high, up, growth, k_bound)[0] != k
 
     return _least_shots(grows, SHOT_CAP) or SHOT_CAP
 
 
+@lru_cache(maxsize=1 << 12)
 def _plug_in(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str
-) -> Callable[[int], tuple[float, float]]:
-    """n -> the theta interval that round(n p) ones at the midpoint would give (``_State.predict``)."""
+) -> Callable[[int], tuple[float, float, float]]:
+    """n -> (theta interval that round(n p) ones at the midpoint would give (``_State.predict``),
+    its amplitude width); remembered per n."""
     p = math.sin((2 * k + 1) * (0.5 * (theta_low + theta_high))) ** 2
     bounds = METHODS[confidence]
+    seen: dict[int, tuple[float, float, float]] = {}
 
-    def plug_in(n: int) -> tuple[float, float]:
-        p_low, p_high = bounds(round(n * p), n, alpha_i)
-        return _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+    def plug_in(n: int) -> tuple[float, float, float]:
+        known = seen.get(n)
+        if known is None:
+            p_low, p_high = bounds(round(n * p), n, alpha_i)
+            thetas = _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+            known = seen[n] = (*thetas, _amplitude_width(thetas))
+        return known
 
     return plug_in
 
