@@ -28,8 +28,29 @@ non-centrality), its p-value on K + 1 - 3 dof, and the amplitude error of the fi
 and with Pauli twirling (the exact twirl average: each two-qubit gate's error channel
 replaced by its Pauli twirl, the limit of ``--twirl``'s random twirls).
 
+Rows. ``[no model]``: IAE as the Python API runs it without a snapshot (it assumes a noiseless
+device; these rows define B1 and B2). ``[dev]``: what qbo runs where it knows the device model
+(``make_estimator(..., snapshot=...)``, as ``qbo estimate`` / ``qbo run`` on ``aer:NAME``):
+calibration-aware IAE with mitigation none, rem and zne+rem (``qbo.qmc.capped``: depth cap,
+every round padded by the residual bias the depth model allows) at B1 and B2 through its own
+cost model (which aims at a reachable eps, so such a row may spend less than the budget), and
+MLAE given the budget. Extra columns: the share of estimates with ``reached_epsilon`` True,
+the coverage among those, and the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
+eps below the noise floor). Each cell also prints a pad check: the largest |exact bias| / pad
+over 10 of its amplitudes and k <= 12 (below 1: the pads hold on the exact channels).
+
+BO under noise (``--bo-trials N``): q-gp-ucb with the noise-aware estimator ('auto', MLAE on a
+device model), q-gp-ucb with (calibration-aware) IAE, and gp-ucb on synthetic-bernoulli,
+through qbo's runner on ``aer:SNAPSHOT`` (the path of ``qbo run``): final regret mean, its
+standard error, median, calls, stages, and the QMC stages that did not reach eps_s (weighed
+by the half-width they reached).
+
     python bench/noise.py [--amplitudes 100] [--replicates 2] [--snapshots a,b] [--oracles bernoulli,entangled]
-                          [--eps 0.01] [--alpha 0.05] [--seed 0] [--coherent] [--deltas 0,0.05,0.1]
+                          [--eps 0.01] [--alpha 0.05] [--seed 0] [--jobs 1] [--coherent] [--deltas 0,0.05,0.1]
+                          [--bo-trials 0] [--bo-budget 3000] [--bo-snapshot fake_torino] [--no-study]
+
+The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 10`` (all four
+snapshots x both oracles, 100 amplitudes x 2 replicates).
 
 Oracles (both encode the amplitude a exactly, window (0, 1), so amplitude = reward):
 - bernoulli: A = RY(2 arcsin sqrt a) on one qubit; no two-qubit gate at all.

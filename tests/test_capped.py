@@ -138,3 +138,18 @@ def test_an_unreached_stage_is_weighed_by_its_half_width(monkeypatch):
         settings = dataclasses.replace(trial.StageSettings(1000), weights=rule)
         out = trial._measure(FixedClock(problem), ExactExecutor(seed=0), Query(0, 0.05, 0.05), settings, 1000)
         assert math.isclose(out[4], expected), (reached, rule, out[4])
+
+
+@pytest.mark.slow
+def test_estimate_cli_reports_reach_on_a_device_model_and_the_noiseless_assumption_without():
+    from typer.testing import CliRunner
+
+    from qbo.cli.app import app
+
+    args = ["estimate", "--oracle", "bernoulli:0.3", "--target", "aer:fake_torino", "--epsilon", "0.02"]
+    padded = CliRunner().invoke(app, args + ["--mitigation", "rem"])
+    assert padded.exit_code == 0, padded.output
+    assert "iae+rem+pad" in padded.output and "reach        half-width" in padded.output
+    bare = CliRunner().invoke(app, args + ["--no-calibration-aware"])
+    assert bare.exit_code == 0, bare.output
+    assert "assumes a noiseless device" in bare.output and "reach " not in bare.output
