@@ -337,6 +337,7 @@ def mlae_available() -> bool:
 
 def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: int, seed: int) -> dict:
     errors, covered, widths, calls, reached, needed = [], [], [], [], [], []
+    cpu = time.process_time()
     for r in range(replicates):
         executor = ExactBinomialExecutor(model, seed=seed * 1000 + r)
         for oracle in oracles:
@@ -356,7 +357,7 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
             "coverage": float(np.mean(covered)), "wilson": wilson_lower(int(np.sum(covered)), n),
             "width": float(np.mean(widths)), "n": n, "reached": float(np.mean(reached)),
             "cov_reached": float(np.mean(hit)) if hit else float("nan"),
-            "needed": float(np.median(needed)) if needed else float("nan")}
+            "needed": float(np.median(needed)) if needed else float("nan"), "cpu": time.process_time() - cpu}
 
 
 def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:
@@ -427,13 +428,13 @@ def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elaps
     for line in lines:
         print(line)
     print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
-    print(f"{'method':18s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
-          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s}")
+    print(f"{'method':22s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'CPU s':>6s}")
     for method, label, budget, how, r in rows:
         needed = r["needed"]
         need = "-" if math.isnan(needed) else ("unreachable" if math.isinf(needed) else f"{needed:.3g}")
-        print(f"{method:18s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
-              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s}")
+        print(f"{method:22s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['cpu']:6.1f}")
 
 
 # ---------------------------------------------------------------- coherent error and twirling
