@@ -49,7 +49,7 @@ by the half-width they reached).
                           [--eps 0.01] [--alpha 0.05] [--seed 0] [--jobs 1] [--coherent] [--deltas 0,0.05,0.1]
                           [--bo-trials 0] [--bo-budget 3000] [--bo-snapshot fake_torino] [--no-study]
 
-The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 10`` (all four
+The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 5 --bo-budget 10000`` (all four
 snapshots x both oracles, 100 amplitudes x 2 replicates).
 
 Oracles (both encode the amplitude a exactly, window (0, 1), so amplitude = reward):
@@ -82,6 +82,7 @@ from qbo.mitigation import make_mitigation  # noqa: E402
 from qbo.qmc.capped import CalibrationAwareIAE, predicted_pads  # noqa: E402
 from qbo.noise import Snapshot, load_snapshot  # noqa: E402
 from qbo.noise.aer_model import snapshot_target  # noqa: E402
+from qbo.noise.depth import power_noise  # noqa: E402
 from qbo.noise.blocks import SCALE_KEY, CompiledBlocks, TranspileCache, power_word  # noqa: E402
 from qbo.noise.readout import snapshot_confusion  # noqa: E402
 from qbo.oracles import Oracle, bernoulli  # noqa: E402
@@ -336,7 +337,7 @@ def mlae_available() -> bool:
 
 
 def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: int, seed: int) -> dict:
-    errors, covered, widths, calls, reached, needed = [], [], [], [], [], []
+    errors, covered, widths, calls, reached, needed, floors = [], [], [], [], [], [], []
     cpu = time.process_time()
     for r in range(replicates):
         executor = ExactBinomialExecutor(model, seed=seed * 1000 + r)
@@ -351,13 +352,15 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
             if "calls_for_epsilon" in out.diagnostics:
                 c = out.diagnostics["calls_for_epsilon"]
                 needed.append(float("inf") if c is None else float(c))
+                floors.append(float(out.diagnostics.get("epsilon_floor", float("nan"))))
     n = len(errors)
     hit = [c for c, r in zip(covered, reached) if r]
     return {"calls": float(np.mean(calls)), "mae": float(np.mean(errors)), "mae_se": float(np.std(errors) / math.sqrt(n)),
             "coverage": float(np.mean(covered)), "wilson": wilson_lower(int(np.sum(covered)), n),
             "width": float(np.mean(widths)), "n": n, "reached": float(np.mean(reached)),
             "cov_reached": float(np.mean(hit)) if hit else float("nan"),
-            "needed": float(np.median(needed)) if needed else float("nan"), "cpu": time.process_time() - cpu}
+            "needed": float(np.median(needed)) if needed else float("nan"), "cpu": time.process_time() - cpu,
+            "floor": float(np.median(floors)) if floors else float("nan")}
 
 
 def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:
@@ -403,8 +406,11 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
 def pad_check(model: DeviceModel, snapshot: Snapshot, oracles: list[Oracle], k_top: int = 12) -> str:
     """max over oracles and k <= k_top of |exact bias| / pad, for the pads qbo pads rounds with
     (``qbo.qmc.capped.residual_bias``): none (readout included), rem, zne+rem (scales 1, 3,
-    Richardson). Below 1: the pads hold on the exact channels."""
+    Richardson); below 1: the pads hold on the exact channels. In brackets, the same ratio for
+    the depolarising model's pads that qbo used before (none: max(p01, p10) + g (1 - c) / 2,
+    rem: (1 - c) / 2, zne+rem: |1 - c_eff| / 2, c_eff = 1.5 c_1 - 0.5 c_3)."""
     worst = {"none": 0.0, "rem": 0.0, "zne+rem": 0.0}
+    old = dict(worst)
     ks = range(k_top + 1)
     for oracle in oracles:
         channels, conf = model.add(oracle), model.confusion
@@ -415,12 +421,28 @@ def pad_check(model: DeviceModel, snapshot: Snapshot, oracles: list[Oracle], k_t
         for k in ks:
             ideal = math.sin((2 * k + 1) * theta) ** 2
             p1, p3 = channels.probability(k, 1), channels.probability(k, 3)
+            c1 = power_noise(snapshot, oracle, k, 1, model.compiler).contrast
+            c3 = power_noise(snapshot, oracle, k, 3, model.compiler).contrast
+            depolarising = {"none": max(conf.p01, conf.p10) + conf.gain * (1 - c1) / 2, "rem": (1 - c1) / 2,
+                            "zne+rem": abs(1 - (1.5 * c1 - 0.5 * c3)) / 2}
             bias = {"none": abs(float(conf.observe(p1)) - ideal), "rem": abs(p1 - ideal),
                     "zne+rem": abs(1.5 * p1 - 0.5 * p3 - ideal)}
             for key in worst:
                 worst[key] = max(worst[key], bias[key] / max(pads[key][k], 1e-15))
-    parts = ", ".join(f"{key} {value:.2f}" for key, value in worst.items())
-    return f"pad check (max |exact bias| / pad over {len(oracles)} amplitudes, k <= {k_top}; < 1 holds): {parts}"
+                old[key] = max(old[key], bias[key] / max(depolarising[key], 1e-15))
+    parts = ", ".join(f"{key} {worst[key]:.2f} [{old[key]:.2f}]" for key in worst)
+    return (f"pad check (max |exact bias| / pad over {len(oracles)} amplitudes, k <= {k_top}; < 1 holds; "
+            f"[depolarising pad]): {parts}")
+
+
+def pad_checks(snapshots: list[str], kinds: list[str], amplitudes: np.ndarray) -> None:
+    """``--pad-check``: only the pad checks, every snapshot x oracle."""
+    for name in snapshots:
+        snapshot = load_snapshot(name)
+        model = DeviceModel(snapshot)
+        for kind in kinds:
+            oracles = [make_oracle(kind, float(a)) for a in amplitudes]
+            print(f"{name} x {kind}: {pad_check(model, snapshot, oracles)}")
 
 
 def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elapsed: float) -> None:
@@ -429,12 +451,12 @@ def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elaps
         print(line)
     print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
     print(f"{'method':22s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
-          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'CPU s':>6s}")
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s}")
     for method, label, budget, how, r in rows:
         needed = r["needed"]
         need = "-" if math.isnan(needed) else ("unreachable" if math.isinf(needed) else f"{needed:.3g}")
         print(f"{method:22s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
-              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['cpu']:6.1f}")
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f}")
 
 
 # ---------------------------------------------------------------- coherent error and twirling
@@ -502,6 +524,7 @@ def main() -> None:
     parser.add_argument("--k-top", type=int, default=20)
     parser.add_argument("--gof-shots", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=1, help="processes for the (snapshot, oracle) cells")
+    parser.add_argument("--pad-check", action="store_true", help="only check the pads against the exact channels")
     parser.add_argument("--no-study", action="store_true", help="skip the estimator tables (e.g. BO only)")
     parser.add_argument("--bo-trials", type=int, default=0, help="trials of the BO-under-noise section (0: skip)")
     parser.add_argument("--bo-budget", type=int, default=3000)
@@ -512,13 +535,17 @@ def main() -> None:
         for name in args.snapshots.split(","):
             coherent_study(name, [float(d) for d in args.deltas.split(",")], amplitudes, args.k_top, args.gof_shots)
         return
+    if args.pad_check:
+        pad_checks(args.snapshots.split(","), args.oracles.split(","), amplitudes)
+        return
     print(f"{args.amplitudes} amplitudes x {args.replicates} replicates, eps={args.eps}, alpha={args.alpha}; "
           f"B1 = calls of iae at eps, B2 = calls of iae+zne+rem (scales 1,3, richardson) at eps; "
           f"mlae {'included' if mlae_available() else 'not available in qbo.qmc (make_estimator has no mlae)'}")
     print("[no model]: IAE as the Python API runs it without a snapshot (assumes a noiseless device); "
           "[dev]: make_estimator(..., snapshot=...), what qbo estimate / qbo run use on aer:NAME; "
           "reached = share with reached_epsilon True, cov|rch = coverage among those; "
-          "calls for eps = diagnostics['calls_for_epsilon'] (median; unreachable = beyond the noise floor)")
+          "calls for eps = diagnostics['calls_for_epsilon'] (median; unreachable = beyond the noise floor); "
+          "floor = diagnostics['epsilon_floor'] (median)")
     if not args.no_study:
         cells = [(name, kind) for name in args.snapshots.split(",") for kind in args.oracles.split(",")]
         work = [(name, kind, amplitudes, args.replicates, args.eps, args.alpha, args.seed) for name, kind in cells]

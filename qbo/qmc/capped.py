@@ -7,11 +7,14 @@ circuit suffers *some* error", the readout-free P(1) at scale s is c_s P_ideal +
 for an unknown Q_s in [0, 1], so |P_s - P_ideal| <= (1 - c_s) max(P, 1 - P) <= 1 - c_s. This
 is twice the depolarising model's (1 - c_s) / 2 (which assumes Q_s = 1/2): T1 decay pulls
 towards 0, and the exact channels of ``bench/noise.py`` exceed the depolarising bound by up to
-13% on the Bernoulli oracle, while they stay below the general one (at most 0.9 of it on the
-four shipped snapshots, both oracles, k <= 15; ``bench/noise.py`` prints the check).
+11% on the Bernoulli oracle, while they stay below the general one (at most 0.82 of it on the
+four shipped snapshots, both oracles, 20 amplitudes, k <= 12: ``python bench/noise.py
+--pad-check --amplitudes 20``, ``bench/results/noise_padcheck.txt``).
 A linear extrapolation sum_j c_j P_{s_j} (zero-noise extrapolation, sum_j c_j = 1) is not
 assumed to remove the bias: nothing ties Q_s across scales (folding does not scale T1 decay
-linearly), so its bias is bounded by the triangle inequality, sum_j |c_j| (1 - c_{s_j}).
+linearly; the exact Richardson (1, 3) residual is up to 108 times the depolarising model's
+|1 - c_eff| / 2 on the Bernoulli oracle), so its bias is bounded by the triangle inequality,
+sum_j |c_j| (1 - c_{s_j}).
 Without readout-error mitigation the observed value p01 + g P adds at most max(p01, p10).
 The pad is as good as the depth model's contrast; it is checked, not assumed.
 
