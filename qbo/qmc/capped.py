@@ -53,7 +53,8 @@ import numpy as np
 
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.noise import Snapshot
-from qbo.noise.depth import needed_k, power_noise
+from qbo.noise.blocks import block_counts
+from qbo.noise.depth import compiler_for, needed_k, oracle_block_noise, word_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
@@ -82,12 +83,14 @@ def predicted_pads(
     snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], scales: Sequence[int] = (1,),
     coef: Sequence[float] = (1.0,), readout_corrected: bool = False, compiler: Any = None,
 ) -> tuple[float, ...]:
-    """``residual_bias`` of every power in ``ks`` from the depth model's contrasts at ``scales``."""
+    """``residual_bias`` of every power in ``ks`` from the depth model's contrasts at ``scales``
+    (``qbo.noise.depth.power_noise``: the oracle's block noise read once, each power in closed form)."""
+    noises, blocks = oracle_block_noise(snapshot, oracle, compiler or compiler_for(snapshot))
+    conf = snapshot_confusion(snapshot, blocks.objective)
     pads = []
     for k in ks:
-        noise = [power_noise(snapshot, oracle, int(k), int(s), compiler) for s in scales]
-        conf = snapshot_confusion(snapshot, noise[0].measured_qubit)
-        pads.append(residual_bias([n.contrast for n in noise], coef, conf.p01, conf.p10, readout_corrected))
+        contrasts = [word_noise(snapshot, noises, block_counts(int(k), int(s)), blocks.objective).contrast for s in scales]
+        pads.append(residual_bias(contrasts, coef, conf.p01, conf.p10, readout_corrected))
     return tuple(pads)
 
 
