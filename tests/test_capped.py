@@ -8,7 +8,6 @@ import math
 import pytest
 
 from qbo.noise import load_snapshot
-from qbo.oracles import bernoulli
 from qbo.qmc import CalibrationAwareIAE, CalibrationAwareMC, IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import amplitude_bias_on, residual_bias
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
