@@ -28,8 +28,29 @@ non-centrality), its p-value on K + 1 - 3 dof, and the amplitude error of the fi
 and with Pauli twirling (the exact twirl average: each two-qubit gate's error channel
 replaced by its Pauli twirl, the limit of ``--twirl``'s random twirls).
 
+Rows. ``[no model]``: IAE as the Python API runs it without a snapshot (it assumes a noiseless
+device; these rows define B1 and B2). ``[dev]``: what qbo runs where it knows the device model
+(``make_estimator(..., snapshot=...)``, as ``qbo estimate`` / ``qbo run`` on ``aer:NAME``):
+calibration-aware IAE with mitigation none, rem and zne+rem (``qbo.qmc.capped``: depth cap,
+every round padded by the residual bias the depth model allows) at B1 and B2 through its own
+cost model (which aims at a reachable eps, so such a row may spend less than the budget), and
+MLAE given the budget. Extra columns: the share of estimates with ``reached_epsilon`` True,
+the coverage among those, and the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
+eps below the noise floor). Each cell also prints a pad check: the largest |exact bias| / pad
+over 10 of its amplitudes and k <= 12 (below 1: the pads hold on the exact channels).
+
+BO under noise (``--bo-trials N``): q-gp-ucb with the noise-aware estimator ('auto', MLAE on a
+device model), q-gp-ucb with (calibration-aware) IAE, and gp-ucb on synthetic-bernoulli,
+through qbo's runner on ``aer:SNAPSHOT`` (the path of ``qbo run``): final regret mean, its
+standard error, median, calls, stages, and the QMC stages that did not reach eps_s (weighed
+by the half-width they reached).
+
     python bench/noise.py [--amplitudes 100] [--replicates 2] [--snapshots a,b] [--oracles bernoulli,entangled]
-                          [--eps 0.01] [--alpha 0.05] [--seed 0] [--coherent] [--deltas 0,0.05,0.1]
+                          [--eps 0.01] [--alpha 0.05] [--seed 0] [--jobs 1] [--coherent] [--deltas 0,0.05,0.1]
+                          [--bo-trials 0] [--bo-budget 3000] [--bo-snapshot fake_torino] [--no-study]
+
+The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 5 --bo-budget 10000`` (all four
+snapshots x both oracles, 100 amplitudes x 2 replicates).
 
 Oracles (both encode the amplitude a exactly, window (0, 1), so amplitude = reward):
 - bernoulli: A = RY(2 arcsin sqrt a) on one qubit; no two-qubit gate at all.
@@ -58,9 +79,10 @@ from scipy.stats import chi2  # noqa: E402
 from qbo.execution.base import Counts, check_shots  # noqa: E402
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit  # noqa: E402
 from qbo.mitigation import make_mitigation  # noqa: E402
-from qbo.qmc.capped import CalibrationAwareIAE  # noqa: E402
+from qbo.qmc.capped import CalibrationAwareIAE, predicted_pads  # noqa: E402
 from qbo.noise import Snapshot, load_snapshot  # noqa: E402
 from qbo.noise.aer_model import snapshot_target  # noqa: E402
+from qbo.noise.depth import power_noise  # noqa: E402
 from qbo.noise.blocks import SCALE_KEY, CompiledBlocks, TranspileCache, power_word  # noqa: E402
 from qbo.noise.readout import snapshot_confusion  # noqa: E402
 from qbo.oracles import Oracle, bernoulli  # noqa: E402
@@ -291,11 +313,15 @@ def wilson_lower(successes: int, n: int, z: float = 1.959963984540054) -> float:
     return (centre - spread) / (1 + z * z / n)
 
 
-def eps_for_budget(make, budget: float, lo: float = 2e-4, hi: float = 0.45) -> float:
-    """The eps whose cost model (``expected_calls``) spends ``budget`` (bisection in log eps)."""
+def eps_for_budget(make, budget: float, lo: float = 2e-4, hi: float = 0.45, cost=None) -> float:
+    """The eps whose cost model (``expected_calls``, or ``cost(estimator)``) spends ``budget``
+    (bisection in log eps; a padded estimator's cost need not be monotone, so its calls are
+    printed as spent)."""
     for _ in range(24):
         mid = math.sqrt(lo * hi)
-        if make(mid).expected_calls(mid) > budget:
+        est = make(mid)
+        spent = est.expected_calls(mid) if cost is None else cost(est)
+        if spent > budget:
             lo = mid
         else:
             hi = mid
@@ -311,7 +337,8 @@ def mlae_available() -> bool:
 
 
 def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: int, seed: int) -> dict:
-    errors, covered, widths, calls = [], [], [], []
+    errors, covered, widths, calls, reached, needed, floors = [], [], [], [], [], [], []
+    cpu = time.process_time()
     for r in range(replicates):
         executor = ExactBinomialExecutor(model, seed=seed * 1000 + r)
         for oracle in oracles:
@@ -321,10 +348,19 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
             covered.append(out.ci_low <= a <= out.ci_high)
             widths.append(out.ci_high - out.ci_low)
             calls.append(out.oracle_calls)
+            reached.append(out.reached_epsilon)
+            if "calls_for_epsilon" in out.diagnostics:
+                c = out.diagnostics["calls_for_epsilon"]
+                needed.append(float("inf") if c is None else float(c))
+                floors.append(float(out.diagnostics.get("epsilon_floor", float("nan"))))
     n = len(errors)
+    hit = [c for c, r in zip(covered, reached) if r]
     return {"calls": float(np.mean(calls)), "mae": float(np.mean(errors)), "mae_se": float(np.std(errors) / math.sqrt(n)),
             "coverage": float(np.mean(covered)), "wilson": wilson_lower(int(np.sum(covered)), n),
-            "width": float(np.mean(widths)), "n": n}
+            "width": float(np.mean(widths)), "n": n, "reached": float(np.mean(reached)),
+            "cov_reached": float(np.mean(hit)) if hit else float("nan"),
+            "needed": float(np.median(needed)) if needed else float("nan"), "cpu": time.process_time() - cpu,
+            "floor": float(np.median(floors)) if floors else float("nan")}
 
 
 def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:
@@ -333,7 +369,8 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
     oracles = [make_oracle(kind, float(a)) for a in amplitudes]
     for oracle in oracles:
         model.add(oracle)
-    print(f"\n{name} x {kind}: exact channels vs Aer density matrix, max |dP| = {spot_check(model, oracles[0]):.1e}")
+    lines = [f"{name} x {kind}: exact channels vs Aer density matrix, max |dP| = {spot_check(model, oracles[0]):.1e}",
+             pad_check(model, snapshot, oracles[:: max(1, len(oracles) // 10)])]
     zr = make_mitigation("zne+rem", snapshot)
     iae = lambda e: IterativeAmplitudeEstimation(e, alpha)  # noqa: E731
     iae_zr = lambda e: IterativeAmplitudeEstimation(e, alpha, mitigation=zr)  # noqa: E731
@@ -341,30 +378,85 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
     base = run_cell(iae(eps), oracles, model, replicates, seed)
     mitigated = run_cell(iae_zr(eps), oracles, model, replicates, seed + 1)
     budgets = {"B1": base["calls"], "B2": mitigated["calls"]}
-    rows.append(("iae", "B1", budgets["B1"], f"eps={eps}", base))
-    rows.append(("iae+zne+rem", "B2", budgets["B2"], f"eps={eps}", mitigated))
+    rows.append(("iae [no model]", "B1", budgets["B1"], f"eps={eps}", base))
+    rows.append(("iae+zne+rem [no model]", "B2", budgets["B2"], f"eps={eps}", mitigated))
     e2 = eps_for_budget(iae, budgets["B2"])
-    rows.append(("iae", "B2", budgets["B2"], f"eps={e2:.4f}", run_cell(iae(e2), oracles, model, replicates, seed + 2)))
+    rows.append(("iae [no model]", "B2", budgets["B2"], f"eps={e2:.4f}", run_cell(iae(e2), oracles, model, replicates, seed + 2)))
     e1 = eps_for_budget(iae_zr, budgets["B1"])
-    rows.append(("iae+zne+rem", "B1", budgets["B1"], f"eps={e1:.4f}", run_cell(iae_zr(e1), oracles, model, replicates, seed + 3)))
-    capped = CalibrationAwareIAE(iae(eps), snapshot)  # depth cap + every round padded by its predicted bias
-    rows.append(("iae+pad", "own", float("nan"), f"eps={eps}", run_cell(capped, oracles, model, replicates, seed + 5)))
+    rows.append(("iae+zne+rem [no model]", "B1", budgets["B1"], f"eps={e1:.4f}", run_cell(iae_zr(e1), oracles, model, replicates, seed + 3)))
+    # what qbo offers on a device model (make_estimator(..., snapshot)): IAE with and without
+    # mitigation, depth-capped and padded by the residual bias the depth model allows
+    for mit in ("none", "rem", "zne+rem"):
+        m = make_mitigation(mit, snapshot)
+        offered = lambda e, m=m: CalibrationAwareIAE(IterativeAmplitudeEstimation(e, alpha, mitigation=m), snapshot)  # noqa: E731
+        label = "iae" if mit == "none" else f"iae+{mit}"
+        for b in ("B1", "B2"):
+            e_b = eps_for_budget(offered, budgets[b], cost=lambda est: est.planned_calls(oracles[0]))
+            rows.append((f"{label} [dev]", b, budgets[b], f"eps={e_b:.4f}",
+                         run_cell(offered(e_b), oracles, model, replicates, seed + 5)))
     if mlae_available():
         for label in ("B1", "B2"):
-            est = make_estimator("mlae", eps, alpha)
+            est = make_estimator("mlae", eps, alpha, snapshot=snapshot)
             if hasattr(est, "budget"):
                 est = dataclasses.replace(est, budget=int(budgets[label]), epsilon=min(eps, 1e-4))
-            rows.append(("mlae", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
-    return rows
+            rows.append(("mlae [dev]", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
+    return rows, lines
 
 
-def print_study(name: str, kind: str, rows: list[tuple], elapsed: float) -> None:
+def pad_check(model: DeviceModel, snapshot: Snapshot, oracles: list[Oracle], k_top: int = 12) -> str:
+    """max over oracles and k <= k_top of |exact bias| / pad, for the pads qbo pads rounds with
+    (``qbo.qmc.capped.residual_bias``): none (readout included), rem, zne+rem (scales 1, 3,
+    Richardson); below 1: the pads hold on the exact channels. In brackets, the same ratio for
+    the depolarising model's pads that qbo used before (none: max(p01, p10) + g (1 - c) / 2,
+    rem: (1 - c) / 2, zne+rem: |1 - c_eff| / 2, c_eff = 1.5 c_1 - 0.5 c_3)."""
+    worst = {"none": 0.0, "rem": 0.0, "zne+rem": 0.0}
+    old = dict(worst)
+    ks = range(k_top + 1)
+    for oracle in oracles:
+        channels, conf = model.add(oracle), model.confusion
+        theta = math.asin(math.sqrt(float(oracle.mean)))
+        pads = {"none": predicted_pads(snapshot, oracle, ks, compiler=model.compiler),
+                "rem": predicted_pads(snapshot, oracle, ks, readout_corrected=True, compiler=model.compiler),
+                "zne+rem": predicted_pads(snapshot, oracle, ks, (1, 3), (1.5, -0.5), True, model.compiler)}
+        for k in ks:
+            ideal = math.sin((2 * k + 1) * theta) ** 2
+            p1, p3 = channels.probability(k, 1), channels.probability(k, 3)
+            c1 = power_noise(snapshot, oracle, k, 1, model.compiler).contrast
+            c3 = power_noise(snapshot, oracle, k, 3, model.compiler).contrast
+            depolarising = {"none": max(conf.p01, conf.p10) + conf.gain * (1 - c1) / 2, "rem": (1 - c1) / 2,
+                            "zne+rem": abs(1 - (1.5 * c1 - 0.5 * c3)) / 2}
+            bias = {"none": abs(float(conf.observe(p1)) - ideal), "rem": abs(p1 - ideal),
+                    "zne+rem": abs(1.5 * p1 - 0.5 * p3 - ideal)}
+            for key in worst:
+                worst[key] = max(worst[key], bias[key] / max(pads[key][k], 1e-15))
+                old[key] = max(old[key], bias[key] / max(depolarising[key], 1e-15))
+    parts = ", ".join(f"{key} {worst[key]:.2f} [{old[key]:.2f}]" for key in worst)
+    return (f"pad check (max |exact bias| / pad over {len(oracles)} amplitudes, k <= {k_top}; < 1 holds; "
+            f"[depolarising pad]): {parts}")
+
+
+def pad_checks(snapshots: list[str], kinds: list[str], amplitudes: np.ndarray) -> None:
+    """``--pad-check``: only the pad checks, every snapshot x oracle."""
+    for name in snapshots:
+        snapshot = load_snapshot(name)
+        model = DeviceModel(snapshot)
+        for kind in kinds:
+            oracles = [make_oracle(kind, float(a)) for a in amplitudes]
+            print(f"{name} x {kind}: {pad_check(model, snapshot, oracles)}")
+
+
+def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elapsed: float) -> None:
+    print()
+    for line in lines:
+        print(line)
     print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
-    print(f"{'method':12s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
-          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s}")
+    print(f"{'method':22s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s}")
     for method, label, budget, how, r in rows:
-        print(f"{method:12s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
-              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f}")
+        needed = r["needed"]
+        need = "-" if math.isnan(needed) else ("unreachable" if math.isinf(needed) else f"{needed:.3g}")
+        print(f"{method:22s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f}")
 
 
 # ---------------------------------------------------------------- coherent error and twirling
@@ -431,20 +523,90 @@ def main() -> None:
     parser.add_argument("--deltas", default="0,0.05,0.1")
     parser.add_argument("--k-top", type=int, default=20)
     parser.add_argument("--gof-shots", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=1, help="processes for the (snapshot, oracle) cells")
+    parser.add_argument("--pad-check", action="store_true", help="only check the pads against the exact channels")
+    parser.add_argument("--no-study", action="store_true", help="skip the estimator tables (e.g. BO only)")
+    parser.add_argument("--bo-trials", type=int, default=0, help="trials of the BO-under-noise section (0: skip)")
+    parser.add_argument("--bo-budget", type=int, default=3000)
+    parser.add_argument("--bo-snapshot", default="fake_torino")
     args = parser.parse_args()
     amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
     if args.coherent:
         for name in args.snapshots.split(","):
             coherent_study(name, [float(d) for d in args.deltas.split(",")], amplitudes, args.k_top, args.gof_shots)
         return
+    if args.pad_check:
+        pad_checks(args.snapshots.split(","), args.oracles.split(","), amplitudes)
+        return
     print(f"{args.amplitudes} amplitudes x {args.replicates} replicates, eps={args.eps}, alpha={args.alpha}; "
           f"B1 = calls of iae at eps, B2 = calls of iae+zne+rem (scales 1,3, richardson) at eps; "
           f"mlae {'included' if mlae_available() else 'not available in qbo.qmc (make_estimator has no mlae)'}")
-    for name in args.snapshots.split(","):
-        for kind in args.oracles.split(","):
-            start = time.perf_counter()
-            rows = study(name, kind, amplitudes, args.replicates, args.eps, args.alpha, args.seed)
-            print_study(name, kind, rows, time.perf_counter() - start)
+    print("[no model]: IAE as the Python API runs it without a snapshot (assumes a noiseless device); "
+          "[dev]: make_estimator(..., snapshot=...), what qbo estimate / qbo run use on aer:NAME; "
+          "reached = share with reached_epsilon True, cov|rch = coverage among those; "
+          "calls for eps = diagnostics['calls_for_epsilon'] (median; unreachable = beyond the noise floor); "
+          "floor = diagnostics['epsilon_floor'] (median)")
+    if not args.no_study:
+        cells = [(name, kind) for name in args.snapshots.split(",") for kind in args.oracles.split(",")]
+        work = [(name, kind, amplitudes, args.replicates, args.eps, args.alpha, args.seed) for name, kind in cells]
+        if args.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(args.jobs) as pool:
+                for (name, kind), (rows, lines, elapsed) in zip(cells, pool.map(_timed_study, work)):
+                    print_study(name, kind, rows, lines, elapsed)
+        else:
+            for (name, kind), item in zip(cells, work):
+                rows, lines, elapsed = _timed_study(item)
+                print_study(name, kind, rows, lines, elapsed)
+    if args.bo_trials:
+        bo_section(args.bo_snapshot, args.bo_trials, args.bo_budget, args.seed)
+
+
+def _timed_study(item: tuple) -> tuple[list[tuple], list[str], float]:
+    start = time.perf_counter()
+    rows, lines = study(*item)
+    return rows, lines, time.perf_counter() - start
+
+
+# ---------------------------------------------------------------- BO under noise
+
+
+def bo_section(snapshot: str, trials: int, budget: int, seed: int) -> None:
+    """q-gp-ucb with the noise-aware estimator ('auto': MLAE on a device model), q-gp-ucb with
+    (calibration-aware) IAE, and gp-ucb, on synthetic-bernoulli through qbo's runner on
+    aer:SNAPSHOT: the path of ``qbo run`` with target = "aer:SNAPSHOT"."""
+    import tempfile
+
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import run_experiment
+
+    print(f"\nBO under noise: synthetic-bernoulli on aer:{snapshot}, budget {budget}, {trials} trials, "
+          f"honest accounting, leftover 'recommend' (qbo's runner, as qbo run --target aer:{snapshot})")
+    print(f"{'algorithm':30s} {'final regret mean':>17s} {'se':>8s} {'median':>8s} {'calls':>7s} {'stages':>7s} "
+          f"{'QMC stages not reached':>22s} {'CPU s':>7s}")
+    variants = (("q-gp-ucb (noise-aware: auto)", "q-gp-ucb", "auto"), ("q-gp-ucb (iae)", "q-gp-ucb", "iae"),
+                ("gp-ucb", "gp-ucb", "iae"))
+    for label, algorithm, estimator in variants:
+        config = ExperimentConfig(problem="synthetic-bernoulli", algorithms=(algorithm,), budget=budget, trials=trials,
+                                  target=f"aer:{snapshot}", seed=seed, estimator=estimator)
+        cpu = time.process_time()
+        with tempfile.TemporaryDirectory() as out:
+            records = run_experiment(config, out)
+        cpu = time.process_time() - cpu
+        final, calls, stages, unreached, qmc = [], [], [], 0, 0
+        for t in range(trials):
+            mine = [r for r in records if r["trial"] == t]
+            final.append(mine[-1]["cum_regret"])
+            calls.append(mine[-1]["cum_calls"])
+            stages.append(sum(r["method"] not in ("exploit", "init") for r in mine))
+            for r in mine:
+                if r.get("eps") is not None and r.get("weight_eps") is not None:
+                    qmc += 1
+                    unreached += r["weight_eps"] > r["eps"] * (1 + 1e-9)
+        se = float(np.std(final, ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
+        print(f"{label:30s} {np.mean(final):17.2f} {se:8.2f} {np.median(final):8.2f} {np.mean(calls):7.0f} "
+              f"{np.mean(stages):7.1f} {f'{unreached}/{qmc}':>22s} {cpu:7.1f}")
 
 
 if __name__ == "__main__":

@@ -71,29 +71,31 @@ def test_choose_k_max_and_unreachable():
 
 @pytest.mark.slow
 def test_calibration_aware_iae_caps_depth_and_says_when_eps_is_out_of_reach():
-    from qbo.noise.depth import choose_k_max
-    from qbo.qmc.capped import CalibrationAwareIAE
+    from qbo.qmc.capped import CalibrationAwareIAE, amplitude_bias_on
     from qbo.execution.aer import AerExecutor
     from qbo.qmc import IterativeAmplitudeEstimation
 
     snapshot = load_snapshot("fake_brisbane")
     oracle = bernoulli(0.3)
     capped = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.02), snapshot)
+    plan = capped.device_plan(oracle)
     est = capped.estimate(oracle, AerExecutor(snapshot, seed=3))
-    k_max = choose_k_max(snapshot, oracle, 0.02)
-    assert k_max is not None and max(r.k for r in est.rounds) <= k_max
-    assert f"{k_max}" in est.note and "fake_brisbane" in est.note
-    # eps = 0.002: the predicted bias exceeds eps/2 at every power (choose_k_max is None)
-    assert choose_k_max(snapshot, oracle, 0.002) is None
-    out = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot).estimate(oracle, AerExecutor(snapshot, seed=3))
-    assert not out.reached_epsilon and "out of reach" in out.note
-    assert all(r.k == 0 for r in out.rounds)
-    # the honest interval: every round widened by its predicted bias (k = 0: readout error
-    # ~0.03 on brisbane's best qubit), so it is wider than 2 eps and covers 0.3
-    iae, _ = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot).plan(oracle)
-    assert out.half_width >= iae.mitigation.p_bias[0] > 0.002 and out.ci_low <= 0.3 <= out.ci_high
-    assert est.ci_low <= 0.3 <= est.ci_high and "noise bias" in est.note
+    # k_max: the deepest power whose padded amplitude bias is <= eps / 2
+    assert plan.k_max is not None and max(r.k for r in est.rounds) <= plan.k_max
+    assert amplitude_bias_on(plan.k_max, plan.pads[plan.k_max]) <= 0.01
+    assert all(amplitude_bias_on(k, plan.pads[k]) > 0.01 for k in range(plan.k_max + 1, len(plan.pads)))
+    assert "fake_brisbane" in est.note and "noise bias" in est.note
+    assert est.ci_low <= 0.3 <= est.ci_high
     assert est.reached_epsilon == (est.half_width <= 0.02 * (1 + 1e-9))
+    # eps = 0.002: the pad exceeds eps/2 at every power (k = 0: readout error ~0.03 on
+    # brisbane's best qubit); the estimate says eps is not reachable at any budget and returns
+    # the honest, wider interval, which covers 0.3
+    small = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.002), snapshot)
+    assert small.device_plan(oracle).k_max is None
+    out = small.estimate(oracle, AerExecutor(snapshot, seed=3))
+    assert not out.reached_epsilon and "not reachable at any budget" in out.note
+    assert out.diagnostics["calls_for_epsilon"] is None and out.diagnostics["epsilon_floor"] > 0.002
+    assert out.half_width >= out.diagnostics["epsilon_floor"] and out.ci_low <= 0.3 <= out.ci_high
 
 
 def _entangled(a: float, n: int = 3):

@@ -27,7 +27,7 @@ def estimate(
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
-    calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.noise.depth) and say when eps is out of reach.")] = True,
+    calibration_aware: Annotated[bool, typer.Option(help="On aer:/fake: targets, cap the Grover depth by the device's calibration (qbo.noise.depth), widen every interval by the residual noise bias it allows (also with --mitigation) and say when eps is out of reach. --no-calibration-aware assumes a noiseless device.")] = True,
     mitigation: Annotated[str, typer.Option(help="none | rem | zne | zne+rem: readout-error mitigation and / or zero-noise extrapolation of every round (qbo.mitigation).")] = "none",
     twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
@@ -71,6 +71,14 @@ def estimate(
     typer.echo("rounds (k, shots, ones): " + " ".join(f"({r.k},{r.shots},{r.ones})" for r in result.rounds))
     if result.note:
         typer.echo(f"note         {result.note}")
+    reach = result.diagnostics
+    if "reachable_half_width" in reach:
+        calls = reach.get("calls_for_epsilon")
+        need = "not reachable at any budget" if calls is None else f"about {calls:.4g} honest calls"
+        typer.echo(f"reach        half-width {reach['reachable_half_width']:.4g} reached; eps={epsilon} needs {need}"
+                   f" (noise floor {reach.get('epsilon_floor', 0.0):.3g})")
+    elif snapshot is None and (device_model is not None or parsed.kind == "ibm"):
+        typer.echo("note         no device model: the interval assumes a noiseless device (sampling error only)")
     if not result.reached_epsilon:
         typer.echo("warning: epsilon was not reached (see the note, or the round cap was hit)")
 

@@ -15,7 +15,9 @@ Weights (Eq. (3)): ``weights="requested"`` (the paper) weighs a stage's estimate
 1/eps_s^2 with the eps_s the policy asked for; ``"achieved"`` uses the half-width of the
 interval QMC actually returned, which is valid for the same failure probability and often
 narrower (IAE's last round rarely lands exactly on eps). It breaks the doubling identity of
-App. D, so the theory beta no longer follows from it; measured in bench/regret.py.
+App. D, so the theory beta no longer follows from it; measured in bench/regret.py. Under
+either, a stage whose estimate did not reach eps_s (``reached_epsilon`` False: out of reach
+on the device model) is weighed by the half-width it reached, never by eps_s.
 
 Clocks (``qbo.experiments.clock``): what a stage's calls cost in regret, how long it takes and
 what the oracle of an arm is *now* differ between a static problem and a drifting one
@@ -155,6 +157,8 @@ def _measure(
         estimate = estimator.estimate(oracle, executor)
     charged = charged_calls(settings.accounting, estimate, eps_unit)
     weight_eps = query.epsilon if settings.weights == "requested" else max(estimate.half_width, 1e-12)
+    if not estimate.reached_epsilon:  # eps_s out of reach: weigh by the half-width reached (issue 9, item 6)
+        weight_eps = max(weight_eps, estimate.half_width)
     return estimate.value, charged, estimate.oracle_calls, estimate.method, weight_eps, estimate.wall_time, query
 
 

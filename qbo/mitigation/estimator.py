@@ -26,18 +26,18 @@ Intervals, each at level 1 - alpha for the quantity named:
   the extrapolation over the corners of that box (exact if the fit is monotone in each
   value, which holds while all values sit on one side of 1/2; heuristic otherwise).
 
-Residual-bias pad (``bias_pad=True``, opt-in): every interval above covers an
-expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of the
-noisy values). The pad widens each round's interval by a bound on that bias, predicted
-from the calibration with ``qbo.noise.depth.power_noise`` for every (folded)
-circuit the round runs: contrast c_s at scale s, so under the depolarising model of
-``qbo.noise.depth`` the value read at scale s is 1/2 + c_s (p_k - 1/2) (after REM; before REM
-also p01 + g (.)), the linear extrapolation is 1/2 + c_eff (p_k - 1/2) with
-c_eff = sum_j c_j c_{s_j} (sum_j c_j = 1), and the bias is at most
-|1 - c_eff| / 2, plus max(p01, p10) + (g - 1) |..| without REM (``qbo.noise.depth.p_bias``).
-It only widens intervals (coverage can only rise); it is as good as that model (T1 decay
-pulls towards 0, not 1/2), so coverage is still measured, not assumed. The exponential
-factory is exact under the model and gets no pad (ValueError).
+Residual-bias pad (``bias_pad=True``, or fixed per-power ``pads``): every interval above
+covers an expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of
+the noisy values). The pad widens each round's interval by a bound on that bias from the
+depth model's contrasts c_s of every (folded) circuit the round runs
+(``qbo.qmc.capped.residual_bias``): sum_j |c_j| (1 - c_{s_j}), plus max(p01, p10) without
+REM. Mitigation is not assumed to remove the bias: the bound holds for any error of weight
+1 - c_s at each scale, whatever its fixed point (T1 pulls towards 0) and however it scales
+with folding. ``qbo.qmc.capped.CalibrationAwareIAE`` (what ``make_estimator`` builds when a
+device model is known) fixes the pads of the powers it plans (``with_pads``); ``bias_pad``
+computes them lazily from ``snapshot`` on the executor's compiled blocks. Padding only widens
+intervals (coverage can only rise); ``bench/noise.py`` checks the bound against the exact
+channels. The exponential factory gets no pad (ValueError).
 
 Shots: a round's ``shots`` N are split over scales as n_j ~ |c_j| / sqrt(s_j), the split
 minimising the variance sum_j c_j^2 / n_j at the oracle cost sum_j n_j s_j (2k + 1)
@@ -65,6 +65,7 @@ from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapsho
 from qbo.noise.schema import Snapshot
 from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
+from qbo.qmc.capped import predicted_pads, residual_bias
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.rounds import RoundResult
@@ -85,8 +86,10 @@ class Mitigation:
             overrides ``snapshot``.
         snapshot: calibration whose laid-out objective qubit gives the confusion.
         bias_pad: widen each round's interval by the residual noise bias that the
-            snapshot's depolarising model predicts (module docstring); needs ``snapshot``
-            and a transpiling executor.
+            snapshot's depth model allows (module docstring); needs ``snapshot`` and a
+            transpiling executor.
+        pads: fixed residual-bias pads per Grover power (the last one for deeper powers);
+            overrides ``bias_pad`` (``with_pads``).
     """
 
     readout: bool = False
@@ -95,6 +98,7 @@ class Mitigation:
     confusion: Confusion | None = None
     snapshot: Snapshot | None = field(default=None, compare=False, repr=False)
     bias_pad: bool = False
+    pads: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scales", tuple(self.scales))
@@ -108,8 +112,12 @@ class Mitigation:
             raise ValueError("readout mitigation needs a confusion or a calibration snapshot, got neither")
         if self.bias_pad and self.snapshot is None:
             raise ValueError("bias_pad needs a calibration snapshot, got none")
-        if self.bias_pad and self.zne and self.extrapolation == "exp":
+        if (self.bias_pad or self.pads is not None) and self.zne and self.extrapolation == "exp":
             raise ValueError("bias_pad supports the linear factories only, got extrapolation 'exp'")
+        if self.pads is not None:
+            object.__setattr__(self, "pads", tuple(float(p) for p in self.pads))
+            if not self.pads or not all(0.0 <= p <= 1.0 for p in self.pads):
+                raise ValueError(f"pads must be a non-empty sequence of numbers in [0, 1], got {self.pads}")
 
     @property
     def zne(self) -> bool:
@@ -118,7 +126,31 @@ class Mitigation:
     @property
     def name(self) -> str:
         parts = (["zne"] if self.zne else []) + (["rem"] if self.readout else [])
-        return "+".join(parts + (["pad"] if self.bias_pad else [])) or "none"
+        padded = self.bias_pad or self.pads is not None
+        return "+".join(parts + (["pad"] if padded else [])) or "none"
+
+    def predicted_pads(self, snapshot: Snapshot, oracle: Oracle, ks, compiler=None) -> tuple[float, ...]:
+        """The residual-bias pad of every power in ``ks`` on ``snapshot`` (module docstring)."""
+        if self.zne and self.extrapolation == "exp":
+            raise ValueError("bias pads support the linear factories only, got extrapolation 'exp'")
+        coef = _coefficients(self.extrapolation, self.scales) if self.zne else (1.0,)
+        return predicted_pads(snapshot, oracle, ks, self.scales, coef, self.readout, compiler)
+
+    def with_pads(self, pads) -> "Mitigation":
+        """This mitigation with fixed per-power pads (``qbo.qmc.capped.CalibrationAwareIAE``)."""
+        return replace(self, pads=tuple(pads))
+
+    def shot_factors(self) -> tuple[float, float]:
+        """(variance, oracle calls) per shot of a round relative to a plain round: the
+        extrapolation's sum_j c_j^2 / w_j and sum_j w_j s_j at the shot split w_j (readout gain
+        ignored)."""
+        if not self.zne:
+            return 1.0, 1.0
+        coef = np.array(_coefficients(self.extrapolation, self.scales))
+        scales = np.array(self.scales, dtype=float)
+        w = np.abs(coef) / np.sqrt(scales)
+        w = w / w.sum()
+        return float(np.sum(coef**2 / w)), float(np.sum(w * scales))
 
     def bind(self, executor: Executor, oracle: Oracle) -> "BoundMitigation":
         return BoundMitigation(self, executor, oracle)
@@ -131,8 +163,8 @@ class Mitigation:
         """The configuration the cost model runs, made explicit (``qbo.qmc.rounds``): a readout
         confusion taken from the snapshot's best-read-out qubit (where
         ``qbo.execution.transpile.choose_layout`` starts; the real one depends on the layout),
-        no snapshot and no bias pad (oracle-dependent; the model then underestimates a padded
-        run), bound to a stand-in exact executor, which plug-in intervals and shot splits ignore."""
+        no snapshot and no lazy bias pad (oracle-dependent; the model then underestimates such a
+        run; fixed ``pads`` are kept, so a calibration-aware run is modelled with its pads), bound to a stand-in exact executor, which plug-in intervals and shot splits ignore."""
         confusion = self.confusion
         if self.readout and confusion is None:
             confusion = best_confusion(self.snapshot)  # type: ignore[arg-type]
@@ -179,7 +211,7 @@ class BoundMitigation:
         # executors that transpile (Aer, Runtime) cache folded circuits under their own key;
         # the exact executor reads that key as a plain Grover power, so it gets none
         self._cache_key = hasattr(executor, "compiled")
-        if config.bias_pad and not self._cache_key:
+        if config.bias_pad and config.pads is None and not self._cache_key:
             raise ValueError(f"bias_pad on target '{executor.target}' needs a transpiling executor")
         self._pads: dict[int, float] = {}
 
@@ -209,7 +241,9 @@ class BoundMitigation:
         return low, high
 
     def pad(self, k: int) -> float:
-        """Predicted bound on the residual noise bias of round k's value (0 without bias_pad)."""
+        """Predicted bound on the residual noise bias of round k's value (0 without pads)."""
+        if self.config.pads is not None:
+            return self.config.pads[min(k, len(self.config.pads) - 1)]
         if not self.config.bias_pad:
             return 0.0
         if k not in self._pads:
@@ -220,12 +254,9 @@ class BoundMitigation:
         snapshot = self.config.snapshot
         compiler = getattr(self.executor, "transpile_cache", None)
         noise = [power_noise(snapshot, self.oracle, k, s, compiler) for s in self.config.scales]  # type: ignore[arg-type]
-        c_eff = float(np.dot(self.coef, [n.contrast for n in noise]))
-        gate_part = abs(1.0 - c_eff) / 2.0
-        if self.config.readout:
-            return gate_part
         confusion = snapshot_confusion(snapshot, noise[0].measured_qubit)  # type: ignore[arg-type]
-        return max(confusion.p01, confusion.p10) + confusion.gain * gate_part
+        coef = self.coef if self.config.zne else (1.0,)
+        return residual_bias([n.contrast for n in noise], coef, confusion.p01, confusion.p10, self.config.readout)
 
     # --- the maths --------------------------------------------------------------------
     def _correct(self, q: float | np.ndarray) -> float | np.ndarray:

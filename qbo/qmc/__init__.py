@@ -2,7 +2,7 @@
 
 from qbo.qmc.auto import AutoEstimator
 from qbo.qmc.base import MeanEstimator
-from qbo.qmc.capped import CalibrationAwareIAE
+from qbo.qmc.capped import CalibrationAwareIAE, CalibrationAwareMC
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
@@ -21,8 +21,15 @@ def make_estimator(
     intermediate) shots per round.
 
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds; Monte
-    Carlo and 'auto' do not support it. With a calibration ``snapshot`` (the target's device
-    model), IAE's Grover depth is capped by it (:class:`CalibrationAwareIAE`).
+    Carlo and 'auto' do not support it.
+
+    ``snapshot`` is the target's device model. With it, IAE (mitigated or not) is
+    :class:`CalibrationAwareIAE` (Grover depth capped, every round padded by the residual
+    noise bias the model allows, ``reached_epsilon`` False with the wider interval when eps is
+    out of reach, reachability numbers in ``diagnostics``), Monte Carlo is
+    :class:`CalibrationAwareMC`, and MLAE and 'auto' take their decay prior from it.
+    **Without a snapshot every estimator assumes a noiseless device**: on a noisy executor its
+    interval covers sampling error only (IAE, MC) and may miss the ideal mean.
     """
     if mitigation is not None and method != "iae":
         raise ValueError(f"mitigation works with method 'iae', got method '{method}'")
@@ -35,14 +42,15 @@ def make_estimator(
     if method == "mlae":
         return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, **({} if shots is None else {"shots": shots}))
     if method == "mc":
-        return MonteCarloEstimator(epsilon, alpha)
+        mc = MonteCarloEstimator(epsilon, alpha)
+        return mc if snapshot is None else CalibrationAwareMC(mc, snapshot)
     if method == "auto":
         return AutoEstimator(epsilon, alpha, iae_options, {} if snapshot is None else {"snapshot": snapshot})
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
 
 
 __all__ = [
-    "AutoEstimator", "CalibrationAwareIAE", "Estimate", "IterativeAmplitudeEstimation", "METHODS",
+    "AutoEstimator", "CalibrationAwareIAE", "CalibrationAwareMC", "Estimate", "IterativeAmplitudeEstimation", "METHODS",
     "MaximumLikelihoodAE", "MeanEstimator", "MonteCarloEstimator", "ProbabilityEstimator", "Round",
     "RoundEstimator", "RoundResult", "hoeffding_shots", "make_estimator",
 ]

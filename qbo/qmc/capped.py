@@ -1,33 +1,124 @@
-"""IAE with a calibration-aware depth cap (``qbo.noise.depth``): never deeper than the device allows.
+"""IAE (and Monte Carlo) on a known device model: depth capped, every interval padded by the
+noise bias the model cannot rule out, and reachability answered with numbers (issue 9, items 2, 6).
 
-The noise model and ``choose_k_max`` live in ``qbo.noise.depth``; this wrapper only applies the
-cap to an :class:`~qbo.qmc.iae.IterativeAmplitudeEstimation` and says, in the estimate, when the
-requested eps is out of reach on the device.
+Residual bias (``residual_bias``). qbo's depth model (``qbo.noise.depth``) predicts the
+contrast c_s of every (folded) Grover power at fold scale s. Read as "with weight 1 - c_s the
+circuit suffers *some* error", the readout-free P(1) at scale s is c_s P_ideal + (1 - c_s) Q_s
+for an unknown Q_s in [0, 1], so |P_s - P_ideal| <= (1 - c_s) max(P, 1 - P) <= 1 - c_s. This
+is twice the depolarising model's (1 - c_s) / 2 (which assumes Q_s = 1/2): T1 decay pulls
+towards 0, and the exact channels of ``bench/noise.py`` exceed the depolarising bound by up to
+11% on the Bernoulli oracle, while they stay below the general one (at most 0.82 of it on the
+four shipped snapshots, both oracles, 20 amplitudes, k <= 12: ``python bench/noise.py
+--pad-check --amplitudes 20``, ``bench/results/noise_padcheck.txt``).
+A linear extrapolation sum_j c_j P_{s_j} (zero-noise extrapolation, sum_j c_j = 1) is not
+assumed to remove the bias: nothing ties Q_s across scales (folding does not scale T1 decay
+linearly; the exact Richardson (1, 3) residual is up to 108 times the depolarising model's
+|1 - c_eff| / 2 on the Bernoulli oracle), so its bias is bounded by the triangle inequality,
+sum_j |c_j| (1 - c_{s_j}).
+Without readout-error mitigation the observed value p01 + g P adds at most max(p01, p10).
+The pad is as good as the depth model's contrast; it is checked, not assumed.
+
+Rounds. Plain rounds (``BiasPad``) and mitigated ones (a ``qbo.mitigation.Mitigation`` given
+fixed per-power ``pads``) widen each round's interval for P_ideal by their power's pad; IAE's
+union bound is unchanged, so the final interval covers the ideal amplitude whenever the pads
+hold, and ``reached_epsilon`` is IAE's own verdict on the padded interval.
+
+Depth cap. A pad p on round k moves the amplitude by at most ``amplitude_bias(k, p)``
+(``qbo.noise.depth``, the sup over theta). k_max is the largest k <= the depth eps needs with
+that bound <= ``fraction`` eps; if none qualifies, the power with the smallest bound among the
+*usable* ones (pad <= 1/4: the padded round still excludes half of [0, 1]) is the cap, and
+IAE then aims at the eps that bound leaves room for (bound / ``fraction``) instead of chasing
+the requested one with ever larger rounds; ``reached_epsilon`` is still judged on the
+requested eps.
+
+Reachability (``Estimate.diagnostics``, reward units, the keys MLAE uses):
+``reachable_half_width`` (the half-width reached), ``epsilon_floor`` (the smallest half-width
+the pads allow at any usable power, sup over the reported interval: no budget gets below it),
+``calls_for_epsilon`` (the calls spent when eps was reached; None when eps is below the floor;
+else the calls spent plus a closed-form estimate at the best power: theta half-width
+z / (K sqrt(N)) per plain shot, scaled by the mitigation's variance and cost per shot).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass, replace
+import math
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Any
 
-from qbo.execution.base import Executor
-from qbo.noise.depth import choose_k_max, depth_table, needed_k
+import numpy as np
+
+from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.noise import Snapshot
+from qbo.noise.blocks import block_counts
+from qbo.noise.depth import compiler_for, needed_k, oracle_block_noise, word_noise
+from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import run_round, unit_epsilon
+from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate
 from qbo.qmc.rounds import RoundResult
+
+USABLE_PAD = 0.25
+
+
+def residual_bias(
+    contrasts: Sequence[float], coef: Sequence[float], p01: float, p10: float, readout_corrected: bool,
+) -> float:
+    """Bound on |E value - P_ideal| of a round reading sum_j coef_j P_{s_j} at contrasts c_{s_j}
+    (module docstring): sum_j |coef_j| (1 - c_j), plus max(p01, p10) (gain-scaled gate part)
+    without readout correction; at most 1."""
+    gate = float(sum(abs(c) * (1.0 - x) for c, x in zip(coef, contrasts)))
+    if readout_corrected:
+        return min(1.0, gate)
+    return min(1.0, max(p01, p10) + (1.0 - p01 - p10) * gate)
+
+
+def predicted_pads(
+    snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], scales: Sequence[int] = (1,),
+    coef: Sequence[float] = (1.0,), readout_corrected: bool = False, compiler: Any = None,
+) -> tuple[float, ...]:
+    """``residual_bias`` of every power in ``ks`` from the depth model's contrasts at ``scales``
+    (``qbo.noise.depth.power_noise``: the oracle's block noise read once, each power in closed form)."""
+    noises, blocks = oracle_block_noise(snapshot, oracle, compiler or compiler_for(snapshot))
+    conf = snapshot_confusion(snapshot, blocks.objective)
+    pads = []
+    for k in ks:
+        contrasts = [word_noise(snapshot, noises, block_counts(int(k), int(s)), blocks.objective).contrast for s in scales]
+        pads.append(residual_bias(contrasts, coef, conf.p01, conf.p10, readout_corrected))
+    return tuple(pads)
+
+
+@lru_cache(maxsize=1 << 14)
+def amplitude_bias_on(k: int, bias: float, theta_low: float = 0.0, theta_high: float = math.pi / 2,
+                      grid: int = 4001) -> float:
+    """sup over theta in [theta_low, theta_high] of |sin^2 theta' - sin^2 theta| when p_k is
+    off by +- ``bias`` and theta' is read back in theta's half period (``qbo.noise.depth.amplitude_bias``
+    restricted to an interval)."""
+    big_k = 4 * k + 2
+    theta = np.linspace(theta_low, theta_high, grid)
+    phi = big_k * theta
+    period = np.floor(phi / (2 * math.pi))
+    up = (phi - 2 * math.pi * period) <= math.pi
+    p = (1.0 - np.cos(phi)) / 2.0
+    worst = np.zeros_like(theta)
+    for sign in (-1.0, 1.0):
+        angle = np.arccos(np.clip(1.0 - 2.0 * np.clip(p + sign * bias, 0.0, 1.0), -1.0, 1.0))
+        angle = np.where(up, angle, 2 * math.pi - angle)
+        moved = (2 * math.pi * period + angle) / big_k
+        worst = np.maximum(worst, np.abs(np.sin(moved) ** 2 - np.sin(theta) ** 2))
+    return float(worst.max())
 
 
 @dataclass(frozen=True)
 class BiasPad:
-    """Plain IAE rounds whose intervals also cover the device's predicted noise bias: round k's
-    Clopper-Pearson interval for the noisy p_k, widened on both sides by ``p_bias[k]``, the
-    depolarising model's bound |P_noisy - P_ideal| <= max(p01, p10) + g (1 - c_k) / 2
-    (``qbo.noise.depth``). A ``qbo.qmc.rounds.ProbabilityEstimator``; IAE's union bound is
-    unchanged, so its interval covers the ideal amplitude whenever the model's bound holds."""
+    """Plain rounds whose Clopper-Pearson interval for the noisy p_k is widened on both sides by
+    ``p_bias[k]`` (``residual_bias`` without mitigation). A ``qbo.qmc.rounds.ProbabilityEstimator``."""
 
     p_bias: tuple[float, ...]
     label: str = ""
@@ -71,21 +162,22 @@ class _BoundPad:
 
 
 @dataclass(frozen=True)
-class CalibrationAwareIAE:
-    """IAE whose Grover depth is capped by a device's calibration, with intervals that cover
-    the predicted noise bias too.
+class DevicePlan:
+    """What a device model allows for one oracle at one eps (unit scale)."""
 
-    Before estimating, ``choose_k_max`` finds the deepest power whose predicted amplitude bias
-    (``qbo.noise.depth.amplitude_bias``) stays below ``fraction * eps``; IAE never goes deeper
-    (nor deeper than a ``k_max`` the IAE already has). Without a mitigation, every round's
-    interval is widened by its power's predicted probability bias (:class:`BiasPad`), so the
-    final interval (an intersection of rounds) covers the ideal amplitude whenever the
-    depolarising model's bound holds, and ``reached_epsilon`` is IAE's own, honest verdict.
-    With a mitigation, its own ``bias_pad`` option plays that part. When no power qualifies,
-    eps is out of reach on this device: the estimate runs at k = 0, padded, says so, and
-    returns the wider interval the model supports. The model's bound is as good as the model
-    (T1 decay pulls towards 0, not 1/2): ``bench/noise.py`` measures coverage, it is not assumed.
-    """
+    iae: IterativeAmplitudeEstimation
+    k_max: int | None  # deepest power with amplitude bias <= fraction eps; None: none
+    cap: int  # the power IAE is capped at
+    pads: tuple[float, ...] = field(repr=False)  # pad of every power 0..needed_k(eps)
+    variance: float = 1.0  # a round's variance per shot relative to a plain round
+    cost: float = 1.0  # a round's oracle calls per shot relative to a plain round
+
+
+@dataclass(frozen=True)
+class CalibrationAwareIAE:
+    """IAE on a device model: Grover depth capped and every round padded by its power's residual
+    noise bias (module docstring), with or without a mitigation of the IAE (``iae.mitigation``,
+    a ``qbo.mitigation.Mitigation`` with a linear extrapolation; the IAE's own pads are replaced)."""
 
     iae: IterativeAmplitudeEstimation
     snapshot: Snapshot
@@ -100,35 +192,174 @@ class CalibrationAwareIAE:
         return self.iae.alpha
 
     def plan(self, oracle: Oracle) -> tuple[IterativeAmplitudeEstimation, int | None]:
-        """The IAE this device allows for ``oracle``, and the device's k_max (None: eps out of reach)."""
-        eps_unit = unit_epsilon(oracle, self.iae.epsilon)
-        k_max = choose_k_max(self.snapshot, oracle, eps_unit, self.fraction)
-        cap = 0 if k_max is None else k_max
-        if self.iae.k_max is not None:
-            cap = min(cap, self.iae.k_max)
-        iae = replace(self.iae, k_max=cap)
-        if iae.mitigation is None:
-            rows = depth_table(self.snapshot, oracle, range(cap + 1))
-            iae = replace(iae, mitigation=BiasPad(tuple(r.p_bias for r in rows), f"{self.snapshot.name}/{oracle.key}"))
-        return iae, k_max
+        """The capped, padded IAE for ``oracle`` and the device's k_max (None: eps out of reach)."""
+        device = self.device_plan(oracle)
+        return device.iae, device.k_max
+
+    def device_plan(self, oracle: Oracle) -> DevicePlan:
+        return _device_plan(self, oracle)
 
     def planned_calls(self, oracle: Oracle) -> float:
-        """Cost model of the capped, padded IAE for ``oracle`` (not the uncapped model)."""
+        """Cost model of the capped, padded IAE for ``oracle`` (its pads included)."""
         iae, _ = self.plan(oracle)
-        return iae.expected_calls(unit_epsilon(oracle, self.iae.epsilon))
+        return iae.expected_calls(unit_epsilon(oracle, iae.epsilon))
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
         return self.iae.expected_calls(epsilon_unit)
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
-        iae, k_max = self.plan(oracle)
-        est = iae.estimate(oracle, executor)
-        padded = "" if self.iae.mitigation is not None else "; every round's interval covers the predicted noise bias"
-        if k_max is None:
-            note = (f"eps={self.iae.epsilon} is out of reach on {self.snapshot.name}: the predicted noise bias "
-                    f"exceeds {self.fraction} eps at every Grover power{padded}")
-            return replace(est, reached_epsilon=False, note=note)
-        if iae.k_max < needed_k(unit_epsilon(oracle, self.iae.epsilon)):
-            return replace(est, note=f"Grover powers capped at k_max={iae.k_max} by {self.snapshot.name}'s calibration{padded}")
-        return replace(est, note=f"{self.snapshot.name}'s calibration allows every power IAE needs (k <= {k_max}){padded}")
+        device = self.device_plan(oracle)
+        est = device.iae.estimate(oracle, executor)
+        eps_unit = unit_epsilon(oracle, self.iae.epsilon)
+        if device.iae.epsilon != self.iae.epsilon:  # ran to a reachable eps: the verdict is on the asked one
+            reached = est.half_width <= self.iae.epsilon * (1 + 1e-9)
+            est = replace(est, epsilon=self.iae.epsilon, reached_epsilon=reached)
+        diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
+        diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
+        name = self.snapshot.name
+        if device.k_max is None:
+            depth = f"the predicted noise bias exceeds {self.fraction} eps at every Grover power; capped at k={device.cap}"
+        elif device.cap < needed_k(eps_unit):
+            depth = f"Grover powers capped at k_max={device.cap} by {name}'s calibration"
+        else:
+            depth = f"{name}'s calibration allows every power IAE needs (k <= {device.cap})"
+        note = f"{depth}; every round's interval covers the predicted noise bias"
+        if not est.reached_epsilon:
+            note = f"eps={self.iae.epsilon} not reached on {name}: {note}; " + _reach_note(diagnostics)
+        return replace(est, note=note, diagnostics=diagnostics)
+
+
+@lru_cache(maxsize=256)
+def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
+    eps_unit = unit_epsilon(oracle, cfg.iae.epsilon)
+    ks = range(needed_k(eps_unit) + 1)
+    mitigation = cfg.iae.mitigation
+    variance, cost = 1.0, 1.0
+    if mitigation is None:
+        pads = predicted_pads(cfg.snapshot, oracle, ks)
+    else:
+        padded = getattr(mitigation, "with_pads", None)
+        if padded is None:
+            raise ValueError(f"calibration-aware IAE cannot pad mitigation '{mitigation.name}'")
+        pads = mitigation.predicted_pads(cfg.snapshot, oracle, ks)
+        variance, cost = mitigation.shot_factors()
+    bounds = [amplitude_bias_on(k, pads[k]) for k in ks]
+    ok = [k for k in ks if bounds[k] <= cfg.fraction * eps_unit]
+    k_max = max(ok) if ok else None
+    run_eps = cfg.iae.epsilon
+    if k_max is None:
+        usable = [k for k in ks if pads[k] <= USABLE_PAD] or [0]
+        cap = min(usable, key=lambda k: (bounds[k], k))
+        # aim where the pad leaves room for sampling, as k_max does: chasing eps itself would
+        # spend up to MAX_SHOTS a round for nothing
+        run_eps = max(run_eps, bounds[cap] / cfg.fraction * (oracle.high - oracle.low))
+    else:
+        cap = k_max
+    if cfg.iae.k_max is not None:
+        cap = min(cap, cfg.iae.k_max)
+    kept = pads[: cap + 1]
+    estimator = BiasPad(kept, f"{cfg.snapshot.name}/{oracle.key}") if mitigation is None else mitigation.with_pads(kept)
+    iae = replace(cfg.iae, epsilon=run_eps, k_max=cap, mitigation=estimator)
+    return DevicePlan(iae, k_max, cap, pads, variance, cost)
+
+
+def reachability(
+    est: Estimate, oracle: Oracle, pads: Sequence[float], eps_unit: float, variance: float = 1.0, cost: float = 1.0,
+) -> dict[str, Any]:
+    """Item 2's numbers for a padded estimate (module docstring), reward units."""
+    scale = oracle.high - oracle.low
+    a_low = min(max((est.ci_low - oracle.low) / scale, 0.0), 1.0)
+    a_high = min(max((est.ci_high - oracle.low) / scale, 0.0), 1.0)
+    t_low, t_high = math.asin(math.sqrt(a_low)), math.asin(math.sqrt(a_high))
+    usable = [k for k, p in enumerate(pads) if p <= USABLE_PAD] or [0]
+    floors = {k: amplitude_bias_on(k, pads[k], t_low, t_high, 801) for k in usable}
+    best = min(floors, key=lambda k: (floors[k], k))
+    floor = floors[best]
+    calls: float | None
+    if est.reached_epsilon:
+        calls = float(est.oracle_calls)
+    elif floor >= eps_unit:
+        calls = None
+    else:
+        z = NormalDist().inv_cdf(1 - est.alpha / 2)
+        shots = variance * (z / ((4 * best + 2) * (eps_unit - floor))) ** 2
+        calls = float(est.oracle_calls + math.ceil(shots) * (2 * best + 1) * cost)
+    return {
+        "reachable_half_width": est.half_width,
+        "epsilon_floor": floor * scale,
+        "calls_for_epsilon": calls,
+        "floor_power": best,
+    }
+
+
+def _reach_note(diagnostics: dict[str, Any]) -> str:
+    floor = diagnostics["epsilon_floor"]
+    calls = diagnostics["calls_for_epsilon"]
+    if calls is None:
+        return f"not reachable at any budget: the noise-bias floor is {floor:.3g} (half-width)"
+    return f"about {calls:.3g} honest calls would reach it (floor {floor:.3g})"
+
+
+@dataclass(frozen=True)
+class CalibrationAwareMC:
+    """Monte Carlo (k = 0 shots) on a device model: the Hoeffding interval widened by the
+    k = 0 pad (``residual_bias``; at k = 0 the amplitude is p itself). Its shots aim at
+    sampling half-width eps - pad, but at least eps / 2 (so at most 4x the noiseless cost);
+    when the pad exceeds eps / 2 it reports reached_epsilon False with the wider, honest
+    interval and the samples eps would need (None above the floor)."""
+
+    mc: MonteCarloEstimator
+    snapshot: Snapshot
+
+    @property
+    def epsilon(self) -> float:
+        return self.mc.epsilon
+
+    @property
+    def alpha(self) -> float:
+        return self.mc.alpha
+
+    def _pad(self, oracle: Oracle) -> float:
+        return predicted_pads(self.snapshot, oracle, [0])[0]
+
+    def _half(self, eps: float, pad: float) -> float:
+        """Sampling half-width aimed at: eps - pad, at least eps / 2 (at most 4x the noiseless cost)."""
+        return max(eps - pad, 0.5 * eps)
+
+    def _shots(self, eps: float, pad: float) -> int:
+        return hoeffding_shots(self._half(eps, pad), self.mc.alpha)
+
+    def planned_calls(self, oracle: Oracle) -> float:
+        return float(self._shots(unit_epsilon(oracle, self.mc.epsilon), self._pad(oracle)))
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        return self.mc.expected_calls(epsilon_unit)
+
+    def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
+        start = time.perf_counter()
+        eps = unit_epsilon(oracle, self.mc.epsilon)
+        pad = self._pad(oracle)
+        shots = self._shots(eps, pad)
+        if shots > MAX_SHOTS:
+            raise ValueError(f"epsilon {self.mc.epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
+        rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
+        p = rounds[0].ones / shots if shots else 0.5
+        half = self._half(eps, pad) if shots else 0.5
+        low, high = max(0.0, p - half - pad), min(1.0, p + half + pad)
+        reached = 0.5 * (high - low) <= eps * (1 + 1e-9)
+        est = to_estimate(
+            oracle, low, high, p, epsilon=self.mc.epsilon, alpha=self.mc.alpha, rounds=rounds,
+            wall_time=time.perf_counter() - start, method="mc+pad", target=executor.target, reached_epsilon=reached,
+        )
+        scale = oracle.high - oracle.low
+        calls: float | None = float(est.oracle_calls) if reached else None
+        if not reached and pad < eps:
+            calls = float(hoeffding_shots(eps - pad, self.mc.alpha))
+        diagnostics = {"reachable_half_width": est.half_width, "epsilon_floor": pad * scale,
+                       "calls_for_epsilon": calls, "floor_power": 0}
+        note = "the interval covers the predicted noise bias at k = 0"
+        if not reached:
+            reach = _reach_note(diagnostics)
+            note = f"eps={self.mc.epsilon} is not reached on {self.snapshot.name} by Monte Carlo: {reach}; {note}"
+        return replace(est, note=note, diagnostics=diagnostics)
