@@ -107,3 +107,16 @@ def test_every_problem_has_one_registry():
     assert isinstance(p, TVProblem) and p.num_arms == 9 and p.stages.reward_range == 4.0
     with pytest.raises(ValueError, match="clock must be one of calls, wall, got 'sundial'"):
         make_problem("tv-synthetic", grid_size=3, clock="sundial")
+
+
+@pytest.mark.parametrize("algorithm, options, fragment", [
+    ("q-ucb-halve", {"target": "aer:fake_torino"}, "no calibration-aware bias pad"),
+    ("q-se", {"target": "aer:fake_torino", "mitigation": "rem"}, "without mitigation"),
+    ("q-gp-ucb", {"target": "aer:fake_torino", "algorithm_options": {"q-gp-ucb": {"resume": True}}}, "bias pad"),
+])
+def test_resumed_qmc_on_a_device_model_is_refused_before_a_folder_is_claimed(tmp_path, algorithm, options, fragment):
+    """Resumed QMC has no bias pad (issue 9): on a device model its intervals would not cover."""
+    config = ExperimentConfig(algorithms=(algorithm,), budget=500, trials=1, **options)
+    with pytest.raises(ValueError, match=fragment):
+        prepare(config, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

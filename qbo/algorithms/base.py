@@ -115,6 +115,7 @@ class PolicyBase:
     name: str = ""
     quantum: bool = False
     clocked: bool = False
+    resumes: bool = False  # asks with Query.resume: continues per-arm QMC states (qbo.qmc.resumable)
     inputs: tuple[str, ...] = ()
 
     def __init__(self, arms: np.ndarray, config: Any) -> None:

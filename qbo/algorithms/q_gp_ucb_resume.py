@@ -58,6 +58,7 @@ class QGPUCBResumable(QGPUCB):
     def __init__(self, arms: np.ndarray, config: QGPUCBResumableConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else QGPUCBResumableConfig())
         self.resume = bool(self.config.resume)
+        self.resumes = self.resume
         if self.resume:
             self.alpha = self.config.delta / (2.0 * self.num_arms)
             self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]

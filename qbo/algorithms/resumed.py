@@ -71,6 +71,7 @@ class ResumedArms(PolicyBase):
     """Per-arm ``ResumableState`` bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
 
     quantum = True
+    resumes = True
 
     def _init_arms(self, delta: float, reward_range: float) -> None:
         self.delta = delta

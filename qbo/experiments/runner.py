@@ -156,11 +156,27 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
         if policy.clocked and not is_drifting(config.problem):
             raise ValueError(f"algorithm {algorithm!r} is time-varying and needs a drifting problem "
                              f"({', '.join(DRIFTING)}), got problem {config.problem!r}")
+        if policy.resumes:
+            _check_resumable(config, algorithm)
     _hardware(config)
     target = parse_target(config.target)
     if target.kind in ("aer", "fake"):
         target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
     return _settings(config)
+
+
+def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
+    """Resumed QMC (``qbo.qmc.resumable``) is plain IAE on a noiseless model: it has no
+    mitigation and no calibration-aware bias pad, so on a device model its intervals would
+    not be honest (issue 9). Refuse before a folder is claimed."""
+    if config.estimator != "iae" or config.mitigation != "none":
+        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
+                         f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
+    target = parse_target(config.target)
+    if target.kind == "aer" and target.name:  # _settings gives such a run the snapshot
+        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
+                         f"target {config.target!r} is a device model: use a noiseless target (exact, aer) or "
+                         "a policy without resume")
 
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
