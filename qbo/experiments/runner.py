@@ -173,7 +173,7 @@ def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
                          f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
     target = parse_target(config.target)
-    if target.kind == "aer" and target.name:  # _settings gives such a run the snapshot
+    if target.kind in ("aer", "fake") and target.name:  # _settings gives such a run the snapshot
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
                          f"target {config.target!r} is a device model: use a noiseless target (exact, aer) or "
                          "a policy without resume")
@@ -292,9 +292,9 @@ def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProbl
 
 def _settings(config: ExperimentConfig) -> StageSettings:
     target = parse_target(config.target)
-    # a noise-model study (aer:NAME) caps depth by its calibration, as qbo estimate does; fake:
-    # targets stay the exact dry run of ibm: ones, which have no snapshot to cap with
-    snapshot = target.snapshot() if target.kind == "aer" else None
+    # a device model (aer:NAME, or fake:BACKEND, which local mode simulates with the backend's
+    # noise) caps depth and pads the bias by its calibration, as qbo estimate does (issue 9)
+    snapshot = target.snapshot() if target.kind in ("aer", "fake") else None
     return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
                          _mitigation(config), config.weights, snapshot)
 
