@@ -120,3 +120,16 @@ def test_resumed_qmc_on_a_device_model_is_refused_before_a_folder_is_claimed(tmp
     with pytest.raises(ValueError, match=fragment):
         prepare(config, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_stage_lines_parse_the_same_with_orjson_and_its_json_fallback():
+    """merge parses with orjson; lines it refuses (NaN, big integers) fall back to json."""
+    from qbo.experiments.runner import _records
+
+    lines = [b'{"a":0.1,"b":[1,2],"c":null}', b'{"a":1e-300,"b":-0.0,"c":"x"}']
+    assert _records(lines) == [json.loads(line) for line in lines]
+    odd = lines + [b'{"a":NaN,"b":123456789012345678901234567890}']
+    parsed = _records(odd)
+    assert parsed[:2] == [json.loads(line) for line in lines]
+    assert parsed[2]["a"] != parsed[2]["a"] and parsed[2]["b"] == 123456789012345678901234567890
+    assert _records([]) == []
