@@ -317,10 +317,13 @@ class _Run:
         room = (self.max_calls - self.calls) // (2 * k + 1)
         need = self._shots_to_finish(k, max(1, room))
         if at_cap:
-            extra = self._calls_to_reach(self.eps)
-            if extra is None or extra > self.max_calls - self.calls:
-                return k, None
+            if cfg.budget is None:  # with a budget, spend it: the best half-width it buys
+                extra = self._calls_to_reach(self.eps)
+                if extra is None or extra > self.max_calls - self.calls:
+                    return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
+            if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
+                floor = max(floor, sum(r.shots for r in self.rounds) // 8)
             return k, max(1, min(need or room, max(cfg.shots, floor)))
         if need is not None and need <= cfg.final_factor * cfg.shots:
             low = 1 if self.prior.noiseless else (self.last_shots if k == self.k else cfg.shots // 2)
