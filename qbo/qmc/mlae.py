@@ -89,7 +89,9 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
-from qbo.qmc.likelihood import DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, theta_sd
+from qbo.qmc.likelihood import (
+    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_score, theta_sd,
+)
 from qbo.qmc.result import Estimate, Round
 
 if TYPE_CHECKING:
@@ -151,6 +153,7 @@ class MaximumLikelihoodAE:
     max_rounds: int = 400
     max_calls: int = 10**9
     anchor_shots: int | None = None
+    check_shots: int = 0
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -166,6 +169,10 @@ class MaximumLikelihoodAE:
             raise ValueError(f"localise must be in (0, 1), got {self.localise}")
         if not 0 < self.stop_share <= 1:
             raise ValueError(f"stop_share must be in (0, 1], got {self.stop_share}")
+        if not (isinstance(self.check_shots, int) and self.check_shots >= 0):
+            raise ValueError(f"check_shots must be an integer >= 0, got {self.check_shots}")
+        if self.budget is not None and self.check_shots >= self.budget:
+            raise ValueError(f"check_shots must be below the budget ({self.budget} calls), got {self.check_shots}")
         for name in ("growth", "final_factor"):
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -176,7 +183,9 @@ class MaximumLikelihoodAE:
         eps = unit_epsilon(oracle, self.epsilon)
         prior = self.prior_for(oracle, executor)
         run = _Run(self, eps, prior)
-        run.loop(lambda k, n: run_round(executor, oracle, k, n))
+        sample = lambda k, n: run_round(executor, oracle, k, n)  # noqa: E731
+        run.loop(sample)
+        run.check(sample)
         return run.result(oracle, executor.target, time.perf_counter() - start)
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -257,7 +266,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.stopped = "max_rounds"
-        self.max_calls = config.budget if config.budget is not None else config.max_calls
+        self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
 
     @property
     def calls(self) -> int:
@@ -298,6 +307,17 @@ class _Run:
             if self.half_width() <= self.eps:
                 self.stopped = "reached"
                 return
+
+    def check(self, sample: Sampler) -> None:
+        """The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
+        theta without any Grover step, so a coherent error of Q shows as a disagreement with
+        the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
+        if self.cfg.check_shots < 1 or self.stopped == "misfit":
+            return
+        self.rounds.append(sample(0, self.cfg.check_shots))
+        self._refit()
+        if not self.model_fits():
+            self.stopped = "misfit"
 
     # --- decisions ----------------------------------------------------------------------
     def _next(self) -> tuple[int, int | None]:
@@ -411,8 +431,19 @@ class _Run:
         dof = len(data.ks) - 1 - self.prior.free
         return dev, dof, float(chi2.sf(dev, dof)) if dof > 0 else 1.0
 
+    def rotation(self) -> tuple[float, float]:
+        """(score statistic, p-value) of the coherent over-rotation test (``rotation_score``);
+        untested (0, 1) until two distinct powers have run."""
+        data = Pooled.of(self.rounds)
+        if len(data.ks) < 2:
+            return 0.0, 1.0
+        f = self.fit
+        stat = rotation_score(f.theta, f.u, f.v, data, self.prior)
+        return stat, float(chi2.sf(stat, 1))
+
     def model_fits(self) -> bool:
-        return self.gof()[2] >= self.cfg.gof_level
+        level = self.cfg.gof_level
+        return self.gof()[2] >= level and self.rotation()[1] >= level
 
     def _widened(self, dev: float, dof: int) -> tuple[float, float]:
         """Amplitude interval when the model does not fit (module docstring)."""
@@ -429,7 +460,9 @@ class _Run:
     def result(self, oracle: Oracle, target: str, wall_time: float) -> Estimate:
         f = self.fit
         dev, dof, p = self.gof()
-        fits = p >= self.cfg.gof_level
+        rot, p_rot = self.rotation()
+        deviance_fits, rotation_fits = p >= self.cfg.gof_level, p_rot >= self.cfg.gof_level
+        fits = deviance_fits and rotation_fits
         a_low, a_high = math.sin(f.low) ** 2, math.sin(f.high) ** 2
         method_note = "profile likelihood, chi2_1 at 1 - alpha" + (
             ", nuisances A0, r maximised out" if self.prior.free else ", decay fixed at none"
@@ -437,15 +470,23 @@ class _Run:
         value = math.sin(f.theta) ** 2
         if not fits:
             a_low, a_high = self._widened(dev, dof)
+            if not rotation_fits:  # the deep powers' phase is off: only the k = 0 counts are unbiased
+                value = _shallow_value(self.rounds, self.prior)
             value = min(max(value, a_low), a_high)
             method_note += "; widened (model does not fit: dispersion-scaled, hull with the k=0 interval)"
         reached = fits and 0.5 * (a_high - a_low) <= self.eps * (1 + 1e-9)
         scale = oracle.high - oracle.low
         diagnostics = self._diagnostics(dev, dof, p, fits, method_note, scale, a_high - a_low)
+        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot)
         note = ""
         if not fits:
-            note = (f"the decay model does not fit the counts (deviance {dev:.1f} on {dof} dof, p={p:.2g}), "
-                    "e.g. a coherent error; the interval is widened and not tight")
+            why = []
+            if not deviance_fits:
+                why.append(f"deviance {dev:.1f} on {dof} dof, p={p:.2g}")
+            if not rotation_fits:
+                why.append(f"coherent over-rotation score {rot:.1f}, p={p_rot:.2g}")
+            note = (f"the decay model does not fit the counts ({'; '.join(why)}), e.g. a coherent error in Q; "
+                    "the interval is widened to what the k=0 counts support, and it is not tight")
         elif not reached:
             calls = diagnostics["calls_for_epsilon"]
             need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
@@ -522,6 +563,14 @@ def _crossings(grid: np.ndarray, lr: np.ndarray, threshold: float) -> tuple[floa
     low = float(grid[0]) if i == 0 else cross(i - 1, i)
     high = float(grid[-1]) if j == len(grid) - 1 else cross(j + 1, j)
     return low, high
+
+
+def _shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
+    """Amplitude from the k = 0 rounds alone, readout inverted, A0 at its prior value."""
+    shots = sum(r.shots for r in rounds if r.k == 0)
+    ones_ = sum(r.ones for r in rounds if r.k == 0)
+    x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - 0.5
+    return min(1.0, max(0.0, 0.5 + x / prior.a0))
 
 
 def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> tuple[float, float]:
