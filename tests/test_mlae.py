@@ -170,7 +170,7 @@ def test_rotation_score_is_zero_at_the_truth_and_grows_with_delta():
 
     def stat(delta):
         q = np.sin((2 * ks + 1) * theta + ks * delta) ** 2
-        return rotation_score(theta, 0.0, 0.0, Pooled(ks, shots, shots * q), DecayPrior())
+        return rotation_score(theta, 0.0, 0.0, Pooled(ks, shots, shots * q), DecayPrior())[0]
 
     assert stat(0.0) < 1e-9
     assert stat(0.05) > 1.0 and stat(0.01) == pytest.approx(stat(0.02) / 4, rel=0.2)

@@ -193,14 +193,15 @@ def amplitude_half_width(theta: float, sd: float, z: float) -> float:
     return float(z * sd * abs(math.sin(2 * theta)) + (z * sd) ** 2)
 
 
-def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> float:
+def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> tuple[float, float]:
     """Neyman's C(alpha) score statistic (chi2_1 under the model) for a coherent over-rotation
     delta of every Grover step, the alternative q_k with sin^2((2k + 1) theta + k delta)
     (Rao's score test, with the score for delta projected off the scores of theta and the
     free nuisances, so a grid MLE is good enough). dq/ddelta = k / (2k + 1) dq/dtheta: only
     the spread of k / (2k + 1) over the powers run separates delta from theta, and every shot
     at k < k_max adds the same lever, so cheap k = 0 shots detect it best. A nuisance at its
-    bound (A0 = 1 or r = 1, score pointing out) is held fixed."""
+    bound (A0 = 1 or r = 1, score pointing out) is held fixed. Returns (statistic, efficient
+    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta."""
     k, n, y = data.ks, data.shots, data.ones
     m = 2 * k + 1
     c = np.exp(u + k * v)
@@ -226,9 +227,9 @@ def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayP
     try:
         solve = np.linalg.solve(info[np.ix_(keep, keep)], np.stack([i_dn, score[keep]], axis=1))
     except np.linalg.LinAlgError:
-        return 0.0
+        return 0.0, 0.0
     eff_info = info[0, 0] - i_dn @ solve[:, 0]
     eff_score = score[0] - i_dn @ solve[:, 1]
     if not eff_info > 1e-12 * max(info[0, 0], TINY):
-        return 0.0
-    return float(eff_score**2 / eff_info)
+        return 0.0, 0.0
+    return float(eff_score**2 / eff_info), float(eff_info)
