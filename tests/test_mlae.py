@@ -123,6 +123,21 @@ def test_budget_reports_reachability_with_numbers():
     assert "not reached" in est.note
 
 
+def test_a_budget_is_spent_when_eps_is_out_of_reach():
+    """eps = 1e-4 is far out of reach of 2e4 calls under r = 0.915: the estimate still spends
+    the budget (it used to stop as 'unreachable' after a few thousand calls, issue 9), up to
+    less than one shot of its deepest power, and goes no deeper than budget / (3 shots) calls
+    a round."""
+    budget = 20000
+    ex = ModelExecutor(0.4, **TRUE, seed=5)
+    est = MaximumLikelihoodAE(1e-4, prior=PRIOR, decay="fit", budget=budget).estimate(bernoulli(0.4), ex)
+    deepest = max(k for k, _ in ex.ran)
+    assert est.diagnostics["stopped"] == "budget" and not est.reached_epsilon
+    assert budget - (2 * deepest + 1) < est.oracle_calls <= budget
+    assert 16 * (2 * deepest + 1) <= budget / 3
+    assert est.ci_low <= 0.4 <= est.ci_high
+
+
 def test_a_model_that_does_not_fit_widens_and_says_so():
     """gof_level = 1 declares every fit bad: the interval then contains the k = 0 interval,
     reached_epsilon is False and the note and diagnostics say why."""

@@ -457,7 +457,8 @@ class _Run:
     def rotation(self) -> tuple[float, float]:
         """(score statistic, p-value) of the coherent over-rotation test (``rotation_score``);
         untested (0, 1) until the data resolve delta to ``ROTATION_SD`` rad (sd): with less,
-        the asymptotic test false-alarmed (measured: 2 in 90 runs at 1.3e3 calls) and could
+        the asymptotic test false-alarmed (measured: 2 false flags in 60 runs at budgets of
+        about 1.3e3 calls, bench/noise.py's B1) and could
         not have seen any delta that small anyway."""
         data = Pooled.of(self.rounds)
         if len(data.ks) < 2:
