@@ -240,3 +240,4 @@ def test_expected_calls_tracks_the_exact_runs():
     model = MaximumLikelihoodAE(0.05).expected_calls(0.05)
     runs = [MaximumLikelihoodAE(0.05).estimate(bernoulli((j + 0.5) / 16), ExactExecutor(seed=j)).oracle_calls for j in range(16)]
     assert 0.5 * np.mean(runs) <= model <= 2.0 * np.mean(runs)
+    assert MaximumLikelihoodAE(0.05, check_shots=100).expected_calls(0.05) == pytest.approx(model + 100)

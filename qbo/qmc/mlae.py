@@ -215,8 +215,9 @@ class MaximumLikelihoodAE:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model on the noiseless likelihood: mean calls of the schedule when every round
-        reads its expected count, over amplitudes (j + 1/2) / 16. Cached."""
-        return _expected_calls(replace(self, snapshot=None, prior=None, decay="none"), float(epsilon_unit))
+        reads its expected count, over amplitudes (j + 1/2) / 16, plus ``check_shots``. Cached."""
+        config = replace(self, snapshot=None, prior=None, decay="none", check_shots=0)
+        return _expected_calls(config, float(epsilon_unit)) + self.check_shots
 
     def prior_for(self, oracle: Oracle, executor: Executor) -> DecayPrior:
         """The nuisance priors this estimate uses on ``executor`` (module docstring)."""
