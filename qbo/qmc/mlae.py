@@ -67,8 +67,8 @@ shots are the cheapest. The test's non-centrality is about delta^2 N0 for N0 k =
 (last, so the precise theta cannot steer the schedule into an alias of the deep powers, as
 a big ``anchor_shots`` round 0 does). Measured with ``tests/test_mlae.py``'s model executor
 (eps = 1e-3, decay none, a in {0.15, 0.3, 0.45, 0.6, 0.8} x 3 seeds): delta = 0.05 with
-check_shots = 14400 was flagged in 15/15 runs (intervals 0.03 to 0.05 wide), and no run at
-delta = 0 was flagged (0/15).
+check_shots = 14400 was flagged in 15/15 runs (intervals 0.02 to 0.06 wide, 14 of 15 holding
+a: the k = 0 part is a 1 - alpha interval), and no run at delta = 0 was flagged (0/15).
 Limitation: with the default check_shots = 0 an over-rotation of 0.05 rad is not flagged,
 and with A0 free (a noisy target's prior, sd 0.2 on log A0) the k = 0 counts fix A0 (a - 1/2),
 not theta, so even 14400 check shots flagged only 3 of 15 such runs (A0 = 0.95, r = 0.915,
