@@ -54,9 +54,13 @@ delta of every Grover step, sin^2((2k + 1) theta + k delta). If either p-value i
 noiseless, or a coherent error): the result says which test failed, ``reached_epsilon`` is False, and the
 interval is widened to the hull of the profile interval with the log-likelihood divided by
 the dispersion D / dof (quasi-likelihood) and the interval of the k = 0 rounds alone
-(readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1); the
-test runs after every round and a failed one stops the estimate (more shots cannot make a
-wrong model right). When the over-rotation test fails, the value is the k = 0 estimate (the
+(readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1). The
+deviance is tested after every round, and a failure stops the estimate: more shots cannot
+make a wrong model right, and this also stops a fit that took a wrong mode of the
+likelihood early (measured on fake_brisbane x bernoulli at 1.8e4 calls: testing only at the
+end left a run at a = 0.50 reporting 0.02 with a narrow interval). The cost is about 2% of
+runs flagged, and so widened, at budgets near 1.3e3 calls with 16 shots per power. The
+over-rotation test runs once, on all the data at the end. When the over-rotation test fails, the value is the k = 0 estimate (the
 deep powers' phase is off by ~ delta / 2; k = 0 has no Grover step).
 Power: an over-rotation delta reads as theta + delta k / (2k + 1) at power k, so in the
 parameters (theta, psi = 2 theta + delta) the phase is theta + k psi: deep powers fix psi,
@@ -325,7 +329,7 @@ class _Run:
             self.rounds.append(rnd)
             self.k, self.last_shots = k, int(n)
             self._refit()
-            if not self.model_fits(rotation=False):  # more shots cannot make a wrong model right
+            if self.gof()[2] < cfg.gof_level:  # more shots cannot make a wrong model (or mode) right
                 self.stopped = "misfit"
                 return
             if self.half_width() <= self.eps:
@@ -333,13 +337,13 @@ class _Run:
                 return
 
     def check(self, sample: Sampler) -> None:
-        """The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
+        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check round
+        when there is one. The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
         theta without any Grover step, so a coherent error of Q shows as a disagreement with
         the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
-        if self.cfg.check_shots < 1 or self.stopped == "misfit":
-            return
-        self.rounds.append(sample(0, self.cfg.check_shots))
-        self._refit()
+        if self.cfg.check_shots >= 1 and self.stopped != "misfit":
+            self.rounds.append(sample(0, self.cfg.check_shots))
+            self._refit()
         if not self.model_fits():
             self.stopped = "misfit"
 
@@ -470,11 +474,11 @@ class _Run:
             return 0.0, 1.0
         return stat, float(chi2.sf(stat, 1))
 
-    def model_fits(self, rotation: bool = True) -> bool:
-        """Both tests pass; in the loop only the deviance is tested (the over-rotation score is
-        one test at the end: with few shots per power, testing it every round false-alarmed)."""
+    def model_fits(self) -> bool:
+        """Both tests pass at ``gof_level`` (the deviance is also tested after every round, in
+        ``loop``; the over-rotation score only at the end, in ``check``)."""
         level = self.cfg.gof_level
-        return self.gof()[2] >= level and (not rotation or self.rotation()[1] >= level)
+        return self.gof()[2] >= level and self.rotation()[1] >= level
 
     def _widened(self, dev: float, dof: int) -> tuple[float, float]:
         """Amplitude interval when the model does not fit (module docstring)."""
