@@ -57,7 +57,11 @@ the dispersion D / dof (quasi-likelihood) and the interval of the k = 0 rounds a
 (readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1). Both
 tests run on all the data at the end. After every round, a deviance p-value below
 ``IN_LOOP_SHARE`` gof_level stops the estimate (more shots cannot make a wrong model
-right). Testing every round at gof_level itself, with 16 shots per power where the deviance
+right), unless a ``budget`` is given: then the budget is spent and only the final tests
+count. Such an early misfit, while no power is deeper than ``RELOCALISE_K``, first
+re-profiles theta over all of [0, pi/2]: with A0 free and 16 shots per power the
+localisation can lose the right mode (fake_sherbrooke x bernoulli, a = 0.54, flagged after
+256 calls, and read as 0.98 after the whole budget without this). Testing every round at gof_level itself, with 16 shots per power where the deviance
 is far from chi2, flagged 2 to 5 of 100 runs of a fitting model on the device models, and
 stopped them after a few hundred calls with useless intervals. The prior sd of log A0 is
 ``a0_sd`` = 0.05. On the shipped snapshots the depth model's A0 is within 0.03 in log
@@ -127,6 +131,7 @@ DECAYS = ("auto", "none", "fit")
 GRID = 1025
 MAX_CALLS = 1e15
 IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_level stops the estimate
+RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 Sampler = Callable[[int, int], Round]
@@ -333,9 +338,12 @@ class _Run:
             self.rounds.append(rnd)
             self.k, self.last_shots = k, int(n)
             self._refit()
-            if self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:  # more shots cannot make a wrong model (or mode) right
-                self.stopped = "misfit"
-                return
+            if self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
+                if max(r.k for r in self.rounds) <= RELOCALISE_K:  # perhaps a wrong mode: look again
+                    self._refit(whole=True)
+                if cfg.budget is None and self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
+                    self.stopped = "misfit"  # more shots cannot make a wrong model right
+                    return
             if self.half_width() <= self.eps:
                 self.stopped = "reached"
                 return
@@ -426,9 +434,9 @@ class _Run:
         return best
 
     # --- fitting ------------------------------------------------------------------------
-    def _refit(self) -> None:
+    def _refit(self, whole: bool = False) -> None:
         data = Pooled.of(self.rounds)
-        lo, hi = (0.0, math.pi / 2) if self.fit is None else (self.fit.loc_low, self.fit.loc_high)
+        lo, hi = (0.0, math.pi / 2) if self.fit is None or whole else (self.fit.loc_low, self.fit.loc_high)
         for _ in range(8):  # widen if the localisation set reaches the grid's edge
             grid = np.linspace(lo, hi, GRID)
             ll, _, _ = profile(grid, data, self.prior)
