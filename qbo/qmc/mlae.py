@@ -35,8 +35,11 @@ times that, and then it takes just those (at the cap: the predicted shots, but n
 than double the last round's at a repeated power, so the design can re-choose the power;
 on a noisy target at least 1/8 of the shots so far, so the rounds grow geometrically).
 With a ``budget`` the loop spends it (stops at ``budget``), even when eps is predicted
-out of reach: the result is the best half-width that budget buys. Without one, eps that
-needs more than ``max_calls`` is reported unreachable before the calls are spent.
+out of reach: the result is the best half-width that budget buys; and no power is deeper
+than budget / (``BUDGET_ROUNDS`` ``shots``) calls a round, so the ladder of 16-shot rounds
+leaves most of it for the shots that pin A0 and r (with the whole budget on the ladder,
+coverage fell to 83% on fake_brisbane x bernoulli at 1.8e4 calls). Without a budget, eps
+that needs more than ``max_calls`` is reported unreachable before the calls are spent.
 
 Interval: profile likelihood, {theta: 2 (l_max - l_p(theta)) <= chi2_1(1 - s alpha)} mapped
 to a = sin^2 theta, the nuisances maximised out, s = ``stop_share`` = 1/2 by default: the
@@ -51,8 +54,8 @@ the powers run, on (#powers - 1 - #free nuisances) degrees of freedom; (2) a sco
 (Neyman's C(alpha), 1 dof; ``likelihood.rotation_score``) against a coherent over-rotation
 delta of every Grover step, sin^2((2k + 1) theta + k delta). If either p-value is below
 ``gof_level`` the model does not describe the data (e.g. decay on a target assumed
-noiseless, or a coherent error): the result says which test failed, ``reached_epsilon`` is False, and the
-interval is widened to the hull of the profile interval with the log-likelihood divided by
+noiseless, or a coherent error): the result says which test failed, ``reached_epsilon``
+is False, and the interval is widened to the hull of the profile interval with the log-likelihood divided by
 the dispersion D / dof (quasi-likelihood) and the interval of the k = 0 rounds alone
 (readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1). Both
 tests run on all the data at the end. After every round, a deviance p-value below
@@ -61,14 +64,15 @@ right), unless a ``budget`` is given: then the budget is spent and only the fina
 count. Such an early misfit, while no power is deeper than ``RELOCALISE_K``, first
 re-profiles theta over all of [0, pi/2]: with A0 free and 16 shots per power the
 localisation can lose the right mode (fake_sherbrooke x bernoulli, a = 0.54, flagged after
-256 calls, and read as 0.98 after the whole budget without this). Testing every round at gof_level itself, with 16 shots per power where the deviance
-is far from chi2, flagged 2 to 5 of 100 runs of a fitting model on the device models, and
+256 calls, and read as 0.98 after the whole budget without this). Testing every round at
+gof_level itself, with 16 shots per power where the deviance is far from chi2, flagged 2 to 5 of 100 runs of a fitting model on the device models, and
 stopped them after a few hundred calls with useless intervals. The prior sd of log A0 is
 ``a0_sd`` = 0.05. On the shipped snapshots the depth model's A0 is within 0.03 in log
 (0.6 sd) of a least-squares fit of the exact P(k), k = 0..40, at a = 0.2 and 0.8: 0.0003 on
 the Bernoulli oracle and 0.002 to 0.029 on the entangled one. At sd 0.2 the fit could
-settle in a wrong mode (fake_brisbane x bernoulli, a = 0.50: A0 = 0.47, a = 0.02). When the over-rotation test fails, the value is the k = 0 estimate (the
-deep powers' phase is off by ~ delta / 2; k = 0 has no Grover step).
+settle in a wrong mode (fake_brisbane x bernoulli, a = 0.50: A0 = 0.47, a = 0.02).
+When the over-rotation test fails, the value is the k = 0 estimate (the deep powers' phase
+is off by ~ delta / 2; k = 0 has no Grover step).
 Power: an over-rotation delta reads as theta + delta k / (2k + 1) at power k, so in the
 parameters (theta, psi = 2 theta + delta) the phase is theta + k psi: deep powers fix psi,
 and theta is the intercept, which every shot at any power fixes with the same lever; k = 0
