@@ -13,7 +13,7 @@ from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
 from qbo.qmc.confidence import clopper_pearson
-from qbo.qmc.likelihood import DecayPrior, Pooled, fisher, profile, theta_sd
+from qbo.qmc.likelihood import DecayPrior, Pooled, fisher, profile, rotation_score, theta_sd
 
 ALPHA = 0.05
 TRUE = dict(a0=0.95, r=0.915, p01=0.02, p10=0.04)
@@ -123,6 +123,21 @@ def test_budget_reports_reachability_with_numbers():
     assert "not reached" in est.note
 
 
+def test_a_budget_is_spent_when_eps_is_out_of_reach():
+    """eps = 1e-4 is far out of reach of 2e4 calls under r = 0.915: the estimate still spends
+    the budget (it used to stop as 'unreachable' after a few thousand calls, issue 9), up to
+    less than one shot of its deepest power, and goes no deeper than budget / (3 shots) calls
+    a round."""
+    budget = 20000
+    ex = ModelExecutor(0.4, **TRUE, seed=5)
+    est = MaximumLikelihoodAE(1e-4, prior=PRIOR, decay="fit", budget=budget).estimate(bernoulli(0.4), ex)
+    deepest = max(k for k, _ in ex.ran)
+    assert est.diagnostics["stopped"] == "budget" and not est.reached_epsilon
+    assert budget - (2 * deepest + 1) < est.oracle_calls <= budget
+    assert 16 * (2 * deepest + 1) <= budget / 3
+    assert est.ci_low <= 0.4 <= est.ci_high
+
+
 def test_a_model_that_does_not_fit_widens_and_says_so():
     """gof_level = 1 declares every fit bad: the interval then contains the k = 0 interval,
     reached_epsilon is False and the note and diagnostics say why."""
@@ -134,15 +149,46 @@ def test_a_model_that_does_not_fit_widens_and_says_so():
     assert "does not fit" in est.note and est.diagnostics["calls_for_epsilon"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a coherent over-rotation delta of Q reads as theta + delta/2 "
-                   "at every deep power; the adaptive schedule has too little redundancy for the deviance to flag it")
 def test_coherent_over_rotation_is_flagged():
-    flagged = 0
+    """An over-rotation delta = 0.05 rad of every Q with check_shots = 36 / delta^2 k = 0 shots
+    after the schedule: the deep powers read theta + delta / 2 while the check pins theta to sd
+    ~ delta / 12, so the over-rotation score has non-centrality ~ delta^2 N = 36 against the
+    chi2_1 cut 10.8 at gof_level 1e-3 (power > 99%). Every run is flagged, reports a wide
+    interval and reached_epsilon False, and its value comes from the k = 0 counts (within
+    4 binomial sd of a)."""
+    delta = 0.05
+    check = round(36 / delta**2)
     for i, a in enumerate((0.3, 0.45, 0.6)):
-        ex = ModelExecutor(a, delta=0.05, seed=i)
-        est = MaximumLikelihoodAE(0.001, anchor_shots=4000, decay="none").estimate(bernoulli(a), ex)
-        flagged += not est.diagnostics["model_fits"]
-    assert flagged == 3
+        est = MaximumLikelihoodAE(0.001, check_shots=check, decay="none").estimate(
+            bernoulli(a), ModelExecutor(a, delta=delta, seed=i))
+        d = est.diagnostics
+        assert not d["model_fits"] and d["stopped"] == "misfit" and d["rotation_p_value"] < 1e-3
+        assert not est.reached_epsilon and est.half_width > 0.001 and "over-rotation" in est.note
+        assert abs(est.value - a) <= 4 * math.sqrt(a * (1 - a) / check)
+
+
+def test_the_check_round_does_not_flag_a_correct_model():
+    """Without an over-rotation the same check round passes (false-alarm rate <= 2 gof_level
+    per test, so 3 runs all pass with probability >= 0.99) and eps is reached."""
+    for i, a in enumerate((0.3, 0.45, 0.6)):
+        ex = ModelExecutor(a, seed=10 + i)
+        est = MaximumLikelihoodAE(0.001, check_shots=14400, decay="none").estimate(bernoulli(a), ex)
+        assert est.diagnostics["model_fits"] and est.reached_epsilon
+        assert ex.ran[-1] == (0, 14400)
+
+
+def test_rotation_score_is_zero_at_the_truth_and_grows_with_delta():
+    """Expected counts of the over-rotated model: the score statistic at the true theta is ~0
+    for delta = 0 and grows as delta^2 (a quadratic form in the score)."""
+    theta, ks = math.asin(math.sqrt(0.3)), np.array([0.0, 1.0, 3.0, 7.0])
+    shots = np.array([2000.0, 100.0, 100.0, 100.0])
+
+    def stat(delta):
+        q = np.sin((2 * ks + 1) * theta + ks * delta) ** 2
+        return rotation_score(theta, 0.0, 0.0, Pooled(ks, shots, shots * q), DecayPrior())[0]
+
+    assert stat(0.0) < 1e-9
+    assert stat(0.05) > 1.0 and stat(0.01) == pytest.approx(stat(0.02) / 4, rel=0.2)
 
 
 def test_coherent_over_rotation_is_flagged_with_an_anchor():
@@ -182,7 +228,8 @@ def test_auto_picks_mlae_on_noisy_targets_only():
 
 def test_registry_and_validation():
     assert isinstance(make_estimator("mlae", 0.01, shots=8), MaximumLikelihoodAE)
-    for bad in (dict(decay="x"), dict(shots=0), dict(budget=0), dict(localise=0.0), dict(stop_share=0.0)):
+    for bad in (dict(decay="x"), dict(shots=0), dict(budget=0), dict(localise=0.0), dict(stop_share=0.0),
+                dict(check_shots=-1), dict(budget=100, check_shots=100)):
         with pytest.raises(ValueError):
             MaximumLikelihoodAE(0.01, **bad)
     with pytest.raises(ValueError):
@@ -193,3 +240,4 @@ def test_expected_calls_tracks_the_exact_runs():
     model = MaximumLikelihoodAE(0.05).expected_calls(0.05)
     runs = [MaximumLikelihoodAE(0.05).estimate(bernoulli((j + 0.5) / 16), ExactExecutor(seed=j)).oracle_calls for j in range(16)]
     assert 0.5 * np.mean(runs) <= model <= 2.0 * np.mean(runs)
+    assert MaximumLikelihoodAE(0.05, check_shots=100).expected_calls(0.05) == pytest.approx(model + 100)

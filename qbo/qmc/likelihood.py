@@ -191,3 +191,45 @@ def amplitude_half_width(theta: float, sd: float, z: float) -> float:
     if not math.isfinite(sd):
         return math.inf
     return float(z * sd * abs(math.sin(2 * theta)) + (z * sd) ** 2)
+
+
+def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> tuple[float, float]:
+    """Neyman's C(alpha) score statistic (chi2_1 under the model) for a coherent over-rotation
+    delta of every Grover step, the alternative q_k with sin^2((2k + 1) theta + k delta)
+    (Rao's score test, with the score for delta projected off the scores of theta and the
+    free nuisances, so a grid MLE is good enough). dq/ddelta = k / (2k + 1) dq/dtheta: only
+    the spread of k / (2k + 1) over the powers run separates delta from theta, and every shot
+    at k < k_max adds the same lever, so cheap k = 0 shots detect it best. A nuisance at its
+    bound (A0 = 1 or r = 1, score pointing out) is held fixed. Returns (statistic, efficient
+    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta."""
+    k, n, y = data.ks, data.shots, data.ones
+    m = 2 * k + 1
+    c = np.exp(u + k * v)
+    s = np.sin(m * theta) ** 2
+    q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
+    d_theta = prior.gain * c * m * np.sin(2 * m * theta)
+    d_u = prior.gain * c * (s - 0.5)
+    grad = np.stack([k * d_theta / m, d_theta, d_u, k * d_u])  # delta, theta, u, v
+    e = y / q - (n - y) / (1 - q)
+    score = grad @ e
+    info = (grad * (n / (q * (1 - q)))) @ grad.T
+    pu, pv = prior.precisions()
+    score[2] -= pu * (u - math.log(prior.a0))
+    score[3] -= pv * (v - math.log(prior.r))
+    info[2, 2] += pu
+    info[3, 3] += pv
+    keep = [1]
+    if prior.a0_sd > 0 and not (u >= -1e-9 and score[2] > 0):
+        keep.append(2)
+    if prior.r_sd > 0 and not (v >= -1e-9 and score[3] > 0):
+        keep.append(3)
+    i_dn = info[0, keep]
+    try:
+        solve = np.linalg.solve(info[np.ix_(keep, keep)], np.stack([i_dn, score[keep]], axis=1))
+    except np.linalg.LinAlgError:
+        return 0.0, 0.0
+    eff_info = info[0, 0] - i_dn @ solve[:, 0]
+    eff_score = score[0] - i_dn @ solve[:, 1]
+    if not eff_info > 1e-12 * max(info[0, 0], TINY):
+        return 0.0, 0.0
+    return float(eff_score**2 / eff_info), float(eff_info)

@@ -32,7 +32,14 @@ of theta per call (greedy c-optimal design with the expected information matrix)
 Shots: an intermediate round takes ``shots``; a round is final when the shots that the
 expected information predicts reach half-width eps at this k are at most ``final_factor``
 times that, and then it takes just those (at the cap: the predicted shots, but no more
-than double the last round's at a repeated power, so the design can re-choose the power).
+than double the last round's at a repeated power, so the design can re-choose the power;
+on a noisy target at least 1/8 of the shots so far, so the rounds grow geometrically).
+With a ``budget`` the loop spends it (stops at ``budget``), even when eps is predicted
+out of reach: the result is the best half-width that budget buys; and no power is deeper
+than budget / (``BUDGET_ROUNDS`` ``shots``) calls a round, so the ladder of 16-shot rounds
+leaves most of it for the shots that pin A0 and r (with the whole budget on the ladder,
+coverage fell to 83% on fake_brisbane x bernoulli at 1.8e4 calls). Without a budget, eps
+that needs more than ``max_calls`` is reported unreachable before the calls are spent.
 
 Interval: profile likelihood, {theta: 2 (l_max - l_p(theta)) <= chi2_1(1 - s alpha)} mapped
 to a = sin^2 theta, the nuisances maximised out, s = ``stop_share`` = 1/2 by default: the
@@ -42,19 +49,46 @@ at s = 1/2 it is 0.978 (600 amplitudes, ``bench/results/qmc_mlae.txt``), for abo
 calls. It is asymptotic (Wilks), so its coverage is measured (``bench/qmc.py``, ``tests/test_mlae.py``), not proved; ``IterativeAmplitude
 Estimation`` remains the rigorous option (Clopper-Pearson with alpha spending).
 
-Goodness of fit: the binomial deviance of the fit over the powers run, on
-(#powers - 1 - #free nuisances) degrees of freedom. If its chi2 p-value is below
+Goodness of fit, two tests, each at ``gof_level``: (1) the binomial deviance of the fit over
+the powers run, on (#powers - 1 - #free nuisances) degrees of freedom; (2) a score test
+(Neyman's C(alpha), 1 dof; ``likelihood.rotation_score``) against a coherent over-rotation
+delta of every Grover step, sin^2((2k + 1) theta + k delta). If either p-value is below
 ``gof_level`` the model does not describe the data (e.g. decay on a target assumed
-noiseless, or a large coherent error): the result says so, ``reached_epsilon`` is False, and the
-interval is widened to the hull of the profile interval with the log-likelihood divided by
+noiseless, or a coherent error): the result says which test failed, ``reached_epsilon``
+is False, and the interval is widened to the hull of the profile interval with the log-likelihood divided by
 the dispersion D / dof (quasi-likelihood) and the interval of the k = 0 rounds alone
-(readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1); the
-test runs after every round and a failed one stops the estimate (more shots cannot make a
-wrong model right). Limitation, measured: a coherent over-rotation delta of every Q reads as
-theta + delta (k / (2k + 1)) at power k, i.e. almost a plain shift of theta at every deep
-power, so only the k = 0 data can contradict it, and only once they pin theta to well under
-delta / 2 (``anchor_shots`` of order 9 / delta^2 or more); with the default schedule an
-over-rotation of 0.05 rad per Q is not flagged (``tests/test_mlae.py``, strict xfail).
+(readout-corrected Clopper-Pearson with A0 anywhere in its prior's +- 3 sd, below 1). Both
+tests run on all the data at the end. After every round, a deviance p-value below
+``IN_LOOP_SHARE`` gof_level stops the estimate (more shots cannot make a wrong model
+right), unless a ``budget`` is given: then the budget is spent and only the final tests
+count. Such an early misfit, while no power is deeper than ``RELOCALISE_K``, first
+re-profiles theta over all of [0, pi/2]: with A0 free and 16 shots per power the
+localisation can lose the right mode (fake_sherbrooke x bernoulli, a = 0.54, flagged after
+256 calls, and read as 0.98 after the whole budget without this). Testing every round at
+gof_level itself, with 16 shots per power where the deviance is far from chi2, flagged 2 to 5 of 100 runs of a fitting model on the device models, and
+stopped them after a few hundred calls with useless intervals. The prior sd of log A0 is
+``a0_sd`` = 0.05. On the shipped snapshots the depth model's A0 is within 0.03 in log
+(0.6 sd) of a least-squares fit of the exact P(k), k = 0..40, at a = 0.2 and 0.8: 0.0003 on
+the Bernoulli oracle and 0.002 to 0.029 on the entangled one. At sd 0.2 the fit could
+settle in a wrong mode (fake_brisbane x bernoulli, a = 0.50: A0 = 0.47, a = 0.02).
+When the over-rotation test fails, the value is the k = 0 estimate (the deep powers' phase
+is off by ~ delta / 2; k = 0 has no Grover step).
+Power: an over-rotation delta reads as theta + delta k / (2k + 1) at power k, so in the
+parameters (theta, psi = 2 theta + delta) the phase is theta + k psi: deep powers fix psi,
+and theta is the intercept, which every shot at any power fixes with the same lever; k = 0
+shots are the cheapest. The test's non-centrality is about delta^2 N0 for N0 k = 0 shots
+(fixed SPAM, A0 = 1), so detecting delta at gof_level 1e-3 with power ~ 99% needs N0 ~
+36 / delta^2. ``check_shots`` buys them: a k = 0 round of that many shots after the schedule
+(last, so the precise theta cannot steer the schedule into an alias of the deep powers, as
+a big ``anchor_shots`` round 0 does). Measured with ``tests/test_mlae.py``'s model executor
+(eps = 1e-3, decay none, a in {0.15, 0.3, 0.45, 0.6, 0.8} x 3 seeds): delta = 0.05 with
+check_shots = 14400 was flagged in 15/15 runs (intervals 0.02 to 0.06 wide, 14 of 15 holding
+a: the k = 0 part is a 1 - alpha interval), and no run at delta = 0 was flagged (0/15).
+Limitation: with the default check_shots = 0 an over-rotation of 0.05 rad is not flagged,
+and with A0 free (a noisy target's prior, sd 0.2 on log A0) the k = 0 counts fix A0 (a - 1/2),
+not theta, so even 14400 check shots flagged only 3 of 15 such runs (A0 = 0.95, r = 0.915,
+budget 4e4). Pauli twirling is the remedy there: it turns a coherent two-qubit error into
+the decay the model fits (docs/mlae.md).
 
 Reachability (item 2), in ``Estimate.diagnostics``, reward units: ``reachable_half_width``
 (the half-width reached with the calls spent; with a ``budget`` that stopped the loop, the
@@ -89,7 +123,9 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
-from qbo.qmc.likelihood import DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, theta_sd
+from qbo.qmc.likelihood import (
+    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_score, theta_sd,
+)
 from qbo.qmc.result import Estimate, Round
 
 if TYPE_CHECKING:
@@ -98,6 +134,10 @@ if TYPE_CHECKING:
 DECAYS = ("auto", "none", "fit")
 GRID = 1025
 MAX_CALLS = 1e15
+IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_level stops the estimate
+RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
+ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
+BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 Sampler = Callable[[int, int], Round]
 NOISELESS_TARGETS = ("exact", "aer")
 
@@ -125,10 +165,10 @@ class MaximumLikelihoodAE:
         gof_level: p-value below which the model is declared not to fit.
         a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
         max_rounds: hard cap on rounds.
-        anchor_shots: shots of round 0 (k = 0; default ``shots``). The goodness of fit can
-            only see a coherent over-rotation delta of Q through the k = 0 data (a deeper
-            round reads it as theta + delta / 2), so detecting delta needs about 9 / delta^2
-            anchor shots (3 sigma on theta at k = 0).
+        anchor_shots: shots of round 0 (k = 0; default ``shots``).
+        check_shots: shots of a k = 0 check round after the schedule (0: none; counted in
+            ``budget``). About 36 / delta^2 of them let the goodness of fit flag a coherent
+            over-rotation delta of Q (module docstring).
         max_calls: without a ``budget``, eps needing more honest calls than this is reported
             unreachable before any of them are spent.
     """
@@ -146,11 +186,12 @@ class MaximumLikelihoodAE:
     growth: float = 2.0
     final_factor: float = 2.0
     gof_level: float = 1e-3
-    a0_sd: float = 0.2
+    a0_sd: float = 0.05
     r_sd: float = 0.5
     max_rounds: int = 400
     max_calls: int = 10**9
     anchor_shots: int | None = None
+    check_shots: int = 0
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -166,6 +207,10 @@ class MaximumLikelihoodAE:
             raise ValueError(f"localise must be in (0, 1), got {self.localise}")
         if not 0 < self.stop_share <= 1:
             raise ValueError(f"stop_share must be in (0, 1], got {self.stop_share}")
+        if not (isinstance(self.check_shots, int) and self.check_shots >= 0):
+            raise ValueError(f"check_shots must be an integer >= 0, got {self.check_shots}")
+        if self.budget is not None and self.check_shots >= self.budget:
+            raise ValueError(f"check_shots must be below the budget ({self.budget} calls), got {self.check_shots}")
         for name in ("growth", "final_factor"):
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -176,7 +221,9 @@ class MaximumLikelihoodAE:
         eps = unit_epsilon(oracle, self.epsilon)
         prior = self.prior_for(oracle, executor)
         run = _Run(self, eps, prior)
-        run.loop(lambda k, n: run_round(executor, oracle, k, n))
+        sample = lambda k, n: run_round(executor, oracle, k, n)  # noqa: E731
+        run.loop(sample)
+        run.check(sample)
         return run.result(oracle, executor.target, time.perf_counter() - start)
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -185,8 +232,9 @@ class MaximumLikelihoodAE:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model on the noiseless likelihood: mean calls of the schedule when every round
-        reads its expected count, over amplitudes (j + 1/2) / 16. Cached."""
-        return _expected_calls(replace(self, snapshot=None, prior=None, decay="none"), float(epsilon_unit))
+        reads its expected count, over amplitudes (j + 1/2) / 16, plus ``check_shots``. Cached."""
+        config = replace(self, snapshot=None, prior=None, decay="none", check_shots=0)
+        return _expected_calls(config, float(epsilon_unit)) + self.check_shots
 
     def prior_for(self, oracle: Oracle, executor: Executor) -> DecayPrior:
         """The nuisance priors this estimate uses on ``executor`` (module docstring)."""
@@ -207,7 +255,7 @@ def target_snapshot(target: str) -> "Snapshot | None":
 
 
 def calibration_prior(
-    snapshot: "Snapshot", oracle: Oracle, executor: Any = None, a0_sd: float = 0.2, r_sd: float = 0.5
+    snapshot: "Snapshot", oracle: Oracle, executor: Any = None, a0_sd: float = 0.05, r_sd: float = 0.5
 ) -> DecayPrior:
     """Priors from the depth model's contrasts c_0, c_1 (A0 = c_0, r = c_1 / c_0; sd of log r
     is ``r_sd`` |log r| + 0.005) and the readout flips of the measured physical qubit."""
@@ -257,7 +305,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.stopped = "max_rounds"
-        self.max_calls = config.budget if config.budget is not None else config.max_calls
+        self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
 
     @property
     def calls(self) -> int:
@@ -266,6 +314,8 @@ class _Run:
     def k_cap(self) -> int:
         """Deepest useful power under the decay (module docstring); K bound otherwise."""
         top = int((self.k_bound - 2) // 4)
+        if self.cfg.budget is not None:  # leave most of a budget for shots, not for the ladder
+            top = max(1, min(top, int((self.cfg.budget / (BUDGET_ROUNDS * self.cfg.shots) - 1) // 2)))
         if self.prior.r_sd == 0 and self.prior.r >= 1.0:
             return top
         r = self.prior.r
@@ -292,12 +342,26 @@ class _Run:
             self.rounds.append(rnd)
             self.k, self.last_shots = k, int(n)
             self._refit()
-            if not self.model_fits():  # more shots cannot make a wrong model right
-                self.stopped = "misfit"
-                return
+            if self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
+                if max(r.k for r in self.rounds) <= RELOCALISE_K:  # perhaps a wrong mode: look again
+                    self._refit(whole=True)
+                if cfg.budget is None and self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
+                    self.stopped = "misfit"  # more shots cannot make a wrong model right
+                    return
             if self.half_width() <= self.eps:
                 self.stopped = "reached"
                 return
+
+    def check(self, sample: Sampler) -> None:
+        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check round
+        when there is one. The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
+        theta without any Grover step, so a coherent error of Q shows as a disagreement with
+        the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
+        if self.cfg.check_shots >= 1 and self.stopped != "misfit":
+            self.rounds.append(sample(0, self.cfg.check_shots))
+            self._refit()
+        if not self.model_fits():
+            self.stopped = "misfit"
 
     # --- decisions ----------------------------------------------------------------------
     def _next(self) -> tuple[int, int | None]:
@@ -317,10 +381,13 @@ class _Run:
         room = (self.max_calls - self.calls) // (2 * k + 1)
         need = self._shots_to_finish(k, max(1, room))
         if at_cap:
-            extra = self._calls_to_reach(self.eps)
-            if extra is None or extra > self.max_calls - self.calls:
-                return k, None
+            if cfg.budget is None:  # with a budget, spend it: the best half-width it buys
+                extra = self._calls_to_reach(self.eps)
+                if extra is None or extra > self.max_calls - self.calls:
+                    return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
+            if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
+                floor = max(floor, sum(r.shots for r in self.rounds) // 8)
             return k, max(1, min(need or room, max(cfg.shots, floor)))
         if need is not None and need <= cfg.final_factor * cfg.shots:
             low = 1 if self.prior.noiseless else (self.last_shots if k == self.k else cfg.shots // 2)
@@ -371,9 +438,9 @@ class _Run:
         return best
 
     # --- fitting ------------------------------------------------------------------------
-    def _refit(self) -> None:
+    def _refit(self, whole: bool = False) -> None:
         data = Pooled.of(self.rounds)
-        lo, hi = (0.0, math.pi / 2) if self.fit is None else (self.fit.loc_low, self.fit.loc_high)
+        lo, hi = (0.0, math.pi / 2) if self.fit is None or whole else (self.fit.loc_low, self.fit.loc_high)
         for _ in range(8):  # widen if the localisation set reaches the grid's edge
             grid = np.linspace(lo, hi, GRID)
             ll, _, _ = profile(grid, data, self.prior)
@@ -408,8 +475,26 @@ class _Run:
         dof = len(data.ks) - 1 - self.prior.free
         return dev, dof, float(chi2.sf(dev, dof)) if dof > 0 else 1.0
 
+    def rotation(self) -> tuple[float, float]:
+        """(score statistic, p-value) of the coherent over-rotation test (``rotation_score``);
+        untested (0, 1) until the data resolve delta to ``ROTATION_SD`` rad (sd): with less,
+        the asymptotic test false-alarmed (measured: 2 false flags in 60 runs at budgets of
+        about 1.3e3 calls, bench/noise.py's B1) and could
+        not have seen any delta that small anyway."""
+        data = Pooled.of(self.rounds)
+        if len(data.ks) < 2:
+            return 0.0, 1.0
+        f = self.fit
+        stat, info = rotation_score(f.theta, f.u, f.v, data, self.prior)
+        if info < ROTATION_SD**-2:
+            return 0.0, 1.0
+        return stat, float(chi2.sf(stat, 1))
+
     def model_fits(self) -> bool:
-        return self.gof()[2] >= self.cfg.gof_level
+        """Both tests pass at ``gof_level`` (tested at the end, in ``check``; ``loop`` stops
+        on a deviance p below ``IN_LOOP_SHARE`` gof_level)."""
+        level = self.cfg.gof_level
+        return self.gof()[2] >= level and self.rotation()[1] >= level
 
     def _widened(self, dev: float, dof: int) -> tuple[float, float]:
         """Amplitude interval when the model does not fit (module docstring)."""
@@ -426,7 +511,9 @@ class _Run:
     def result(self, oracle: Oracle, target: str, wall_time: float) -> Estimate:
         f = self.fit
         dev, dof, p = self.gof()
-        fits = p >= self.cfg.gof_level
+        rot, p_rot = self.rotation()
+        deviance_fits, rotation_fits = p >= self.cfg.gof_level, p_rot >= self.cfg.gof_level
+        fits = deviance_fits and rotation_fits
         a_low, a_high = math.sin(f.low) ** 2, math.sin(f.high) ** 2
         method_note = "profile likelihood, chi2_1 at 1 - alpha" + (
             ", nuisances A0, r maximised out" if self.prior.free else ", decay fixed at none"
@@ -434,15 +521,23 @@ class _Run:
         value = math.sin(f.theta) ** 2
         if not fits:
             a_low, a_high = self._widened(dev, dof)
+            if not rotation_fits:  # the deep powers' phase is off: only the k = 0 counts are unbiased
+                value = _shallow_value(self.rounds, self.prior)
             value = min(max(value, a_low), a_high)
             method_note += "; widened (model does not fit: dispersion-scaled, hull with the k=0 interval)"
         reached = fits and 0.5 * (a_high - a_low) <= self.eps * (1 + 1e-9)
         scale = oracle.high - oracle.low
         diagnostics = self._diagnostics(dev, dof, p, fits, method_note, scale, a_high - a_low)
+        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot)
         note = ""
         if not fits:
-            note = (f"the decay model does not fit the counts (deviance {dev:.1f} on {dof} dof, p={p:.2g}), "
-                    "e.g. a coherent error; the interval is widened and not tight")
+            why = []
+            if not deviance_fits:
+                why.append(f"deviance {dev:.1f} on {dof} dof, p={p:.2g}")
+            if not rotation_fits:
+                why.append(f"coherent over-rotation score {rot:.1f}, p={p_rot:.2g}")
+            note = (f"the decay model does not fit the counts ({'; '.join(why)}), e.g. a coherent error in Q; "
+                    "the interval is widened to what the k=0 counts support, and it is not tight")
         elif not reached:
             calls = diagnostics["calls_for_epsilon"]
             need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
@@ -519,6 +614,14 @@ def _crossings(grid: np.ndarray, lr: np.ndarray, threshold: float) -> tuple[floa
     low = float(grid[0]) if i == 0 else cross(i - 1, i)
     high = float(grid[-1]) if j == len(grid) - 1 else cross(j + 1, j)
     return low, high
+
+
+def _shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
+    """Amplitude from the k = 0 rounds alone, readout inverted, A0 at its prior value."""
+    shots = sum(r.shots for r in rounds if r.k == 0)
+    ones_ = sum(r.ones for r in rounds if r.k == 0)
+    x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - 0.5
+    return min(1.0, max(0.0, 0.5 + x / prior.a0))
 
 
 def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> tuple[float, float]:
