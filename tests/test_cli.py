@@ -79,3 +79,23 @@ def test_calibrations_list_and_show():
 def test_calibrations_show_unknown_exits_2():
     result = invoke("calibrations", "show", "nowhere")
     assert result.exit_code == 2 and "nowhere" in result.stderr
+
+
+def test_estimate_check_shots_are_an_mlae_round_at_k0_and_counted():
+    """--check-shots adds one k = 0 round of that many shots (1 call each) after MLAE's schedule."""
+    base = ["estimate", "--oracle", "bernoulli:0.3", "--method", "mlae", "--epsilon", "0.05", "--json"]
+    plain = json.loads(runner.invoke(app, base).stdout)
+    checked = json.loads(runner.invoke(app, base + ["--check-shots", "400"]).stdout)
+    assert checked["oracle_calls"] >= plain["oracle_calls"] + 400
+    last = checked["rounds"][-1]
+    assert (last["k"], last["shots"]) == (0, 400)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--method", "iae", "--check-shots", "100"], "check shots work with method 'mlae'"),
+    (["--method", "mlae", "--check-shots", "-1"], "check-shots must be an integer"),
+])
+def test_estimate_bad_check_shots_is_one_line(args, fragment):
+    result = runner.invoke(app, ["estimate", "--oracle", "bernoulli:0.3", *args])
+    assert result.exit_code == 2
+    assert fragment in result.output and len(result.output.strip().splitlines()) == 1

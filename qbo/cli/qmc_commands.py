@@ -31,6 +31,7 @@ def estimate(
     mitigation: Annotated[str, typer.Option(help="none | rem | zne | zne+rem: readout-error mitigation and / or zero-noise extrapolation of every round (qbo.mitigation).")] = "none",
     twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
+    check_shots: Annotated[int, typer.Option(help="MLAE: shots of a k = 0 check round after the schedule; about 36/delta^2 let the goodness of fit flag a coherent over-rotation delta (docs/mlae.md).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
@@ -45,13 +46,15 @@ def estimate(
     check_int(seed, "seed", 0, SEED_MAX, "SEED_MAX")
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
+    check_int(check_shots, "check-shots", 0, SHOTS_MAX, "SHOTS_MAX")
     parsed = parse_target(target)
     the_oracle = parse_oracle(oracle)
     check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
     snapshot = device_model if calibration_aware else None
-    estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot)
+    estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot,
+                               check_shots=check_shots)
     executor = make_executor(parsed, seed, twirl=twirl, device=device)
     result = estimator.estimate(the_oracle, executor)
     if as_json:

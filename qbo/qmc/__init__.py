@@ -16,12 +16,15 @@ METHODS = ("iae", "mlae", "mc", "auto")
 def make_estimator(
     method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None,
     mitigation: ProbabilityEstimator | None = None, snapshot: Snapshot | None = None,
+    check_shots: int = 0,
 ) -> MeanEstimator:
     """Estimator by name: 'iae', 'mlae', 'mc' or 'auto'; ``shots`` sets IAE's (MLAE's
     intermediate) shots per round.
 
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds; Monte
-    Carlo and 'auto' do not support it.
+    Carlo and 'auto' do not support it. ``check_shots``: MLAE's k = 0 check round, which lets
+    its goodness of fit flag a coherent over-rotation delta with about 36 / delta^2 shots
+    (``qbo.qmc.mlae``); only 'mlae' takes it.
 
     ``snapshot`` is the target's device model. With it, IAE (mitigated or not) is
     :class:`CalibrationAwareIAE` (Grover depth capped, every round padded by the residual
@@ -31,6 +34,8 @@ def make_estimator(
     **Without a snapshot every estimator assumes a noiseless device**: on a noisy executor its
     interval covers sampling error only (IAE, MC) and may miss the ideal mean.
     """
+    if check_shots and method != "mlae":
+        raise ValueError(f"check shots work with method 'mlae', got method '{method}'")
     if mitigation is not None and method != "iae":
         raise ValueError(f"mitigation works with method 'iae', got method '{method}'")
     iae_options: dict = {} if shots is None else {"shots": shots}
@@ -40,7 +45,8 @@ def make_estimator(
         iae = IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
         return iae if snapshot is None else CalibrationAwareIAE(iae, snapshot)
     if method == "mlae":
-        return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, **({} if shots is None else {"shots": shots}))
+        return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots,
+                                   **({} if shots is None else {"shots": shots}))
     if method == "mc":
         mc = MonteCarloEstimator(epsilon, alpha)
         return mc if snapshot is None else CalibrationAwareMC(mc, snapshot)
