@@ -107,6 +107,18 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
         fsync_folder(path.parent)
 
 
+def json_object(raw: bytes | str, where: str, invalid: str = "", not_object: str = "") -> dict[str, Any]:
+    """One JSON Lines line as a dict, or ``BadFile``: "WHERE is not valid JSON INVALID" or
+    "WHERE is not a JSON object NOT_OBJECT" (the suffixes say what follows for the file)."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        raise BadFile(f"{where} is not valid JSON{invalid}") from None
+    if not isinstance(entry, dict):
+        raise BadFile(f"{where} is not a JSON object{not_object}")
+    return entry
+
+
 def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Every JSON-object line of ``path``, in order. A torn last line (no newline after it) is
     skipped; any other line that is not a JSON object raises ``BadFile`` naming the line."""
@@ -121,13 +133,7 @@ def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     for n, chunk in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], 1):
         if not chunk.strip():
             continue
-        try:
-            entry = json.loads(chunk)
-        except ValueError:
-            raise BadFile(f"'{path}' line {n} is not valid JSON (damaged, not a torn last line)") from None
-        if not isinstance(entry, dict):
-            raise BadFile(f"'{path}' line {n} is not a JSON object")
-        out.append(entry)
+        out.append(json_object(chunk, f"'{path}' line {n}", " (damaged, not a torn last line)"))
     return out
 
 

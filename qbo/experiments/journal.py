@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
-from qbo.files import fsync_folder
+from qbo.files import fsync_folder, json_object
 
 FLUSH_EVERY_S = 1.0
 JOURNAL_FORMAT = 2
@@ -314,13 +314,7 @@ class UnitJournal:
 
 
 def _entry(raw: bytes, where: str, consequence: str) -> dict[str, Any]:
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        raise BadFile(f"{where} is not valid JSON (damaged, not a torn last line); {consequence}") from None
-    if not isinstance(entry, dict):
-        raise BadFile(f"{where} is not a JSON object; the file was tampered with")
-    return entry
+    return json_object(raw, where, f" (damaged, not a torn last line); {consequence}", "; the file was tampered with")
 
 
 def _show(value: Any) -> str:

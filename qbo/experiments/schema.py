@@ -8,7 +8,6 @@ are validated in ``qbo.noise.schema``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from qbo.errors import BadFile, BadInput
+from qbo.files import json_object
 from qbo.limits import BUDGET_MAX, CONFIG_MAX_BYTES, CONFIG_MAX_DEPTH, NAME_MAX_CHARS, SEED_MAX, TRIALS_MAX
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=NAME_MAX_CHARS)]
@@ -115,12 +115,7 @@ def read_stage_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            raise BadFile(f"'{path}' line {n} is not valid JSON") from None
-        if not isinstance(entry, dict):
-            raise BadFile(f"'{path}' line {n} is not a JSON object, got {type(entry).__name__}")
+        entry = json_object(raw, f"'{path}' line {n}", not_object=", got a JSON value of another kind")
         try:
             StageRecord.model_validate(entry)
         except ValidationError as exc:

@@ -132,11 +132,12 @@ def p_bias(contrast: float, p01: float, p10: float) -> float:
     return max(p01, p10) + gain * (1.0 - contrast) / 2.0
 
 
-def amplitude_bias(k: int, bias: float, grid: int = 20001) -> float:
-    """sup over theta of |sin^2 theta' - sin^2 theta| when p_k is off by +- ``bias`` and
-    theta' is read back inside the true half period (as IAE does)."""
+def amplitude_bias(k: int, bias: float, grid: int = 20001, theta_low: float = 0.0,
+                   theta_high: float = math.pi / 2) -> float:
+    """sup over theta in [theta_low, theta_high] of |sin^2 theta' - sin^2 theta| when p_k is
+    off by +- ``bias`` and theta' is read back inside the true half period (as IAE does)."""
     big_k = 4 * k + 2
-    theta = np.linspace(0.0, math.pi / 2, grid)
+    theta = np.linspace(theta_low, theta_high, grid)
     phi = big_k * theta
     period = np.floor(phi / (2 * math.pi))
     up = (phi - 2 * math.pi * period) <= math.pi

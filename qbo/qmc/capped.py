@@ -49,12 +49,11 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
-import numpy as np
 
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.noise import Snapshot
 from qbo.noise.blocks import block_counts
-from qbo.noise.depth import compiler_for, needed_k, oracle_block_noise, word_noise
+from qbo.noise.depth import amplitude_bias, compiler_for, needed_k, oracle_block_noise, word_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
@@ -97,22 +96,8 @@ def predicted_pads(
 @lru_cache(maxsize=1 << 14)
 def amplitude_bias_on(k: int, bias: float, theta_low: float = 0.0, theta_high: float = math.pi / 2,
                       grid: int = 4001) -> float:
-    """sup over theta in [theta_low, theta_high] of |sin^2 theta' - sin^2 theta| when p_k is
-    off by +- ``bias`` and theta' is read back in theta's half period (``qbo.noise.depth.amplitude_bias``
-    restricted to an interval)."""
-    big_k = 4 * k + 2
-    theta = np.linspace(theta_low, theta_high, grid)
-    phi = big_k * theta
-    period = np.floor(phi / (2 * math.pi))
-    up = (phi - 2 * math.pi * period) <= math.pi
-    p = (1.0 - np.cos(phi)) / 2.0
-    worst = np.zeros_like(theta)
-    for sign in (-1.0, 1.0):
-        angle = np.arccos(np.clip(1.0 - 2.0 * np.clip(p + sign * bias, 0.0, 1.0), -1.0, 1.0))
-        angle = np.where(up, angle, 2 * math.pi - angle)
-        moved = (2 * math.pi * period + angle) / big_k
-        worst = np.maximum(worst, np.abs(np.sin(moved) ** 2 - np.sin(theta) ** 2))
-    return float(worst.max())
+    """``qbo.noise.depth.amplitude_bias`` restricted to theta in [theta_low, theta_high] (cached)."""
+    return amplitude_bias(k, bias, grid, theta_low, theta_high)
 
 
 @dataclass(frozen=True)
