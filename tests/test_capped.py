@@ -7,7 +7,9 @@ import math
 
 import pytest
 
+from qbo.execution.exact import ExactExecutor
 from qbo.noise import load_snapshot
+from qbo.oracles.bernoulli import bernoulli
 from qbo.qmc import CalibrationAwareIAE, CalibrationAwareMC, IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import amplitude_bias_on, residual_bias
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
@@ -152,3 +154,29 @@ def test_estimate_cli_reports_reach_on_a_device_model_and_the_noiseless_assumpti
     bare = CliRunner().invoke(app, args + ["--no-calibration-aware"])
     assert bare.exit_code == 0, bare.output
     assert "assumes a noiseless device" in bare.output and "reach " not in bare.output
+
+
+class _NoisyNamed(ExactExecutor):
+    """Exact sampling under a noisy target's name: what a model-free estimator sees on a device."""
+
+    @property
+    def target(self) -> str:
+        return "fake:FakeTorino"
+
+
+@pytest.mark.parametrize("estimator", [IterativeAmplitudeEstimation(0.05), MonteCarloEstimator(0.05)])
+def test_a_model_free_estimate_on_a_noisy_target_promises_nothing(estimator):
+    """Issue 9 item 2: without a device model the interval covers sampling error only, so a
+    noisy target's estimate says eps is not reached; on a noiseless target it is unchanged."""
+    oracle = bernoulli(0.3)
+    clean = estimator.estimate(oracle, ExactExecutor(seed=3))
+    noisy = estimator.estimate(oracle, _NoisyNamed(seed=3))
+    assert clean.reached_epsilon and "device noise" not in (clean.note or "")
+    assert not noisy.reached_epsilon and "does not model" in noisy.note
+    assert (noisy.value, noisy.ci_low, noisy.ci_high, noisy.oracle_calls) == (clean.value, clean.ci_low, clean.ci_high, clean.oracle_calls)
+
+
+def test_a_padded_estimate_keeps_its_own_verdict_on_a_noisy_target():
+    oracle = bernoulli(0.3)
+    padded = make_estimator("iae", 0.05, snapshot=load_snapshot("fake_torino")).estimate(oracle, _NoisyNamed(seed=3))
+    assert "does not model" not in (padded.note or "")

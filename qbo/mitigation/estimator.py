@@ -124,6 +124,11 @@ class Mitigation:
         return len(self.scales) > 1
 
     @property
+    def covers_device_bias(self) -> bool:
+        """Rounds padded by the residual bias (``bias_pad`` or fixed ``pads``, qbo.qmc.capped)."""
+        return self.bias_pad or self.pads is not None
+
+    @property
     def name(self) -> str:
         parts = (["zne"] if self.zne else []) + (["rem"] if self.readout else [])
         padded = self.bias_pad or self.pads is not None

@@ -32,7 +32,9 @@ def make_estimator(
     out of reach, reachability numbers in ``diagnostics``), Monte Carlo is
     :class:`CalibrationAwareMC`, and MLAE and 'auto' take their decay prior from it.
     **Without a snapshot every estimator assumes a noiseless device**: on a noisy executor its
-    interval covers sampling error only (IAE, MC) and may miss the ideal mean.
+    interval covers sampling error only (IAE, MC) and may miss the ideal mean, so there it
+    reports ``reached_epsilon`` False with a note (``qbo.qmc.base.without_device_model``);
+    MLAE and 'auto' read the device model from the target's name.
     """
     if check_shots and method != "mlae":
         raise ValueError(f"check shots work with method 'mlae', got method '{method}'")

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, unit_epsilon
+from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
-from qbo.qmc.mlae import NOISELESS_TARGETS, MaximumLikelihoodAE
+from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.result import Estimate
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Protocol
 
 from qbo.execution.base import Executor, ones
@@ -25,6 +26,21 @@ class MeanEstimator(Protocol):
         """Predicted oracle calls of ``estimate(oracle, ...)``: the cost model a stage is
         planned with (Dai et al. 2023, Alg. 1 line 5); device-aware estimators plan per oracle."""
         ...
+
+
+NOISELESS_TARGETS = ("exact", "aer")  # every other target (aer:NAME, fake:, ibm:) carries device noise
+
+
+def without_device_model(estimate: Estimate, target: str) -> Estimate:
+    """An estimate whose rounds ignore device noise, made on a noisy ``target``: its interval
+    covers sampling error only, so eps is not promised (``reached_epsilon`` False, issue 9
+    item 2) and the note says how to get an honest one. On a noiseless target, unchanged."""
+    if target in NOISELESS_TARGETS:
+        return estimate
+    note = (f"{target} carries device noise that this estimator does not model: the interval covers "
+            "sampling error only and may miss the ideal mean; pass the device's snapshot "
+            "(make_estimator(..., snapshot=...), or qbo estimate's calibration-aware default)")
+    return replace(estimate, reached_epsilon=False, note=f"{estimate.note}; {note}" if estimate.note else note)
 
 
 def check_accuracy(epsilon: float, alpha: float) -> None:

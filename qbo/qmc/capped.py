@@ -112,6 +112,10 @@ class BiasPad:
     def name(self) -> str:
         return "pad"
 
+    @property
+    def covers_device_bias(self) -> bool:
+        return True
+
     def bind(self, executor: Executor, oracle: Oracle) -> "_BoundPad":
         return _BoundPad(self, executor, oracle)
 

@@ -94,7 +94,7 @@ import numpy as np
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS, interval
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -169,12 +169,15 @@ class IterativeAmplitudeEstimation:
         rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n), probe)
         a_low, a_high = state.amplitude_interval()
         method = "iae" if self.mitigation is None else f"iae+{self.mitigation.name}"
-        return to_estimate(
+        est = to_estimate(
             oracle, a_low, a_high, 0.5 * (a_low + a_high),
             epsilon=self.epsilon, alpha=self.alpha, rounds=tuple(rounds),
             wall_time=time.perf_counter() - start, method=method, target=executor.target,
             reached_epsilon=a_high - a_low <= 2 * eps * (1 + 1e-9),
         )
+        if self.mitigation is not None and self.mitigation.covers_device_bias:
+            return est
+        return without_device_model(est, executor.target)
 
     def planned_calls(self, oracle: Oracle) -> float:
         """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""

@@ -120,7 +120,7 @@ from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
 from qbo.qmc.likelihood import (
@@ -139,7 +139,6 @@ RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0,
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 Sampler = Callable[[int, int], Round]
-NOISELESS_TARGETS = ("exact", "aer")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.result import Estimate
 
 
@@ -52,8 +52,9 @@ class MonteCarloEstimator:
             raise ValueError(f"epsilon {self.epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
         rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
         p = rounds[0].ones / shots if shots else 0.5
-        return to_estimate(
+        est = to_estimate(
             oracle, max(0.0, p - eps), min(1.0, p + eps), p,
             epsilon=self.epsilon, alpha=self.alpha, rounds=rounds,
             wall_time=time.perf_counter() - start, method="mc", target=executor.target,
         )
+        return without_device_model(est, executor.target)

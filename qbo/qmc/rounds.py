@@ -55,6 +55,12 @@ class ProbabilityEstimator(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def covers_device_bias(self) -> bool:
+        """True when its round intervals are widened by the device's predicted noise bias
+        (``qbo.qmc.capped``); IAE then promises eps on a noisy target."""
+        ...
+
     def bind(self, executor: Executor, oracle: Oracle) -> RoundEstimator: ...
 
     def cost_model(self) -> tuple[Hashable, RoundEstimator]:
