@@ -180,3 +180,13 @@ def test_a_padded_estimate_keeps_its_own_verdict_on_a_noisy_target():
     oracle = bernoulli(0.3)
     padded = make_estimator("iae", 0.05, snapshot=load_snapshot("fake_torino")).estimate(oracle, _NoisyNamed(seed=3))
     assert "does not model" not in (padded.note or "")
+
+
+def test_a_resumed_estimate_on_a_noisy_target_promises_nothing():
+    """Resumed QMC (qbo.qmc.resumable) has no device model either (issue 9 item 2)."""
+    from qbo.qmc.resumable import ResumableState, refine_estimate
+
+    oracle = bernoulli(0.3)
+    clean, _ = refine_estimate(ResumableState(0.05), oracle, ExactExecutor(seed=3), 0.05)
+    noisy, _ = refine_estimate(ResumableState(0.05), oracle, _NoisyNamed(seed=3), 0.05)
+    assert clean.reached_epsilon and not noisy.reached_epsilon and "does not model" in noisy.note

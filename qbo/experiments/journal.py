@@ -14,7 +14,9 @@ header, stage and done lines form one chain, numbered by ``seq``. A checkpoint l
 chain of the stage before it but does not advance it, so where checkpoints fall (which depends
 on timing) never changes a stage line. A line that was edited, deleted, duplicated or moved,
 a journal of another unit or config, or a done marker without its stages breaks a link at a
-line that the error names.
+line that the error names. An edited checkpoint breaks its own link; a *deleted* checkpoint is
+not detected: the resume then starts from an earlier one, cuts the stage lines after it and
+recomputes them, which gives the same records (tests/test_reliability_properties.py).
 
 Group commit (issue 13, item 1): lines are buffered and written with one ``write`` and one
 ``fsync`` when the unit finishes (header, stages, done) and when ``FLUSH_EVERY_S`` has passed
@@ -303,7 +305,9 @@ class UnitJournal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, b"".join(self._buffer))
+            data = memoryview(b"".join(self._buffer))
+            while data:  # os.write may write part of a large buffer
+                data = data[os.write(fd, data):]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -314,7 +314,7 @@ class _Run:
         """Deepest useful power under the decay (module docstring); K bound otherwise."""
         top = int((self.k_bound - 2) // 4)
         if self.cfg.budget is not None:  # leave most of a budget for shots, not for the ladder
-            top = max(1, min(top, int((self.cfg.budget / (BUDGET_ROUNDS * self.cfg.shots) - 1) // 2)))
+            top = min(top, max(1, int((self.cfg.budget / (BUDGET_ROUNDS * self.cfg.shots) - 1) // 2)))
         if self.prior.r_sd == 0 and self.prior.r >= 1.0:
             return top
         r = self.prior.r

@@ -44,7 +44,7 @@ from typing import Any
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler, _Plan, _State
 from qbo.qmc.result import Estimate, Round
 
@@ -197,4 +197,4 @@ def refine_estimate(
         wall_time=time.perf_counter() - start, method=METHOD, target=executor.target,
         reached_epsilon=high - low <= 2 * eps * (1 + 1e-9),
     )
-    return estimate, new_state
+    return without_device_model(estimate, executor.target), new_state
