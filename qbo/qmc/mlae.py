@@ -623,9 +623,14 @@ def _shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
     return min(1.0, max(0.0, 0.5 + x / prior.a0))
 
 
+FALLBACK_A0_SD = 0.2  # the A0 spread the fallback allows: the old, wide prior
+
+
 def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> tuple[float, float]:
     """Amplitude interval from the k = 0 rounds alone: Clopper-Pearson on q_0, readout
-    inverted, A0 anywhere in [exp(log a0 - 3 sd), 1] (module docstring)."""
+    inverted, A0 anywhere in [exp(log a0 - 3 sd), 1] (module docstring). This interval serves
+    when the decay model did not fit, so it does not trust the prior's sd below
+    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed)."""
     shots = sum(r.shots for r in rounds if r.k == 0)
     ones_ = sum(r.ones for r in rounds if r.k == 0)
     if shots == 0:
@@ -633,7 +638,8 @@ def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> t
     q_low, q_high = clopper_pearson(ones_, shots, alpha)
     g = prior.gain
     ends = []
-    a0_low = min(1.0, prior.a0 * math.exp(-3 * prior.a0_sd))
+    sd = 0.0 if prior.a0_sd == 0 else max(prior.a0_sd, FALLBACK_A0_SD)
+    a0_low = min(1.0, prior.a0 * math.exp(-3 * sd))
     for q in (q_low, q_high):
         x = (q - prior.p01) / g - 0.5  # A0 (a - 1/2)
         for a0 in (a0_low, 1.0):
