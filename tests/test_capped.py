@@ -11,7 +11,8 @@ from qbo.execution.exact import ExactExecutor
 from qbo.noise import load_snapshot
 from qbo.oracles.bernoulli import bernoulli
 from qbo.qmc import CalibrationAwareIAE, CalibrationAwareMC, IterativeAmplitudeEstimation, make_estimator
-from qbo.qmc.capped import amplitude_bias_on, residual_bias
+from qbo.noise.depth import residual_bias
+from qbo.qmc.capped import amplitude_bias_on
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 
 

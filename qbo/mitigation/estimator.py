@@ -65,7 +65,8 @@ from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapsho
 from qbo.noise.schema import Snapshot
 from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
-from qbo.qmc.capped import predicted_pads, residual_bias
+from qbo.noise.depth import residual_bias
+from qbo.qmc.capped import predicted_pads
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.rounds import RoundResult

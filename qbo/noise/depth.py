@@ -24,8 +24,11 @@ qubit, a global depolarising approximation gives
 
 (the register relaxes towards the maximally mixed state, whose objective marginal is 1/2;
 T1 alone would pull towards 0 instead, the main modelling error), and, linear in P_ideal,
-|P_noisy - P_ideal| <= p_bias(k) = max(p01, p10) + g (1 - c_k) / 2 (attained at
-P_ideal in {0, 1}); p_bias grows with k as c_k falls.
+|P_noisy - P_ideal| <= max(p01, p10) + g (1 - c_k) / 2 under that approximation. Since T1
+pulls towards 0 and the exact channels exceed that bound by up to 11% (bench/noise.py
+--pad-check), ``p_bias`` uses the general bound max(p01, p10) + g (1 - c_k), which assumes
+nothing about where the error pulls (``residual_bias``, shared with qbo.qmc.capped); p_bias
+grows with k as c_k falls.
 
 Bias on the amplitude. IAE inverts p_k = (1 - cos(K theta)) / 2, K = 4k + 2, inside a known
 half period, so a probability error of p_bias moves theta by at most acos(1 - 2 p_bias) / K
@@ -52,6 +55,7 @@ and the prediction is for that (deeper) circuit, which is the one the executors 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -126,10 +130,23 @@ def _gate_lambda(snapshot: Snapshot, qubits: tuple[int, ...], error: float, dura
     return max(0.0, min(depolarizing, thermal))
 
 
+def residual_bias(
+    contrasts: Sequence[float], coef: Sequence[float], p01: float, p10: float, readout_corrected: bool,
+) -> float:
+    """Bound on |E value - P_ideal| of a round reading sum_j coef_j P_{s_j} at contrasts c_{s_j}:
+    sum_j |coef_j| (1 - c_j), plus max(p01, p10) (gain-scaled gate part) without readout
+    correction; at most 1. It assumes nothing about where the error pulls the state (T1 pulls
+    towards 0, not 1/2), so it is twice the depolarising (1 - c) / 2 (qbo.qmc.capped)."""
+    gate = float(sum(abs(c) * (1.0 - x) for c, x in zip(coef, contrasts)))
+    if readout_corrected:
+        return min(1.0, gate)
+    return min(1.0, max(p01, p10) + (1.0 - p01 - p10) * gate)
+
+
 def p_bias(contrast: float, p01: float, p10: float) -> float:
-    """max over P_ideal of |P_noisy - P_ideal| under the depolarising + readout model."""
-    gain = 1.0 - p01 - p10
-    return max(p01, p10) + gain * (1.0 - contrast) / 2.0
+    """max over P_ideal of |P_noisy - P_ideal| of one plain round at contrast ``contrast``
+    (``residual_bias`` of one circuit; the padded estimators use the same bound)."""
+    return residual_bias((contrast,), (1.0,), p01, p10, False)
 
 
 def amplitude_bias(k: int, bias: float, grid: int = 20001, theta_low: float = 0.0,

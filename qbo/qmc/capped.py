@@ -53,7 +53,7 @@ from typing import Any
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.noise import Snapshot
 from qbo.noise.blocks import block_counts
-from qbo.noise.depth import amplitude_bias, compiler_for, needed_k, oracle_block_noise, word_noise
+from qbo.noise.depth import amplitude_bias, compiler_for, needed_k, oracle_block_noise, residual_bias, word_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
@@ -64,18 +64,6 @@ from qbo.qmc.result import Estimate
 from qbo.qmc.rounds import RoundResult
 
 USABLE_PAD = 0.25
-
-
-def residual_bias(
-    contrasts: Sequence[float], coef: Sequence[float], p01: float, p10: float, readout_corrected: bool,
-) -> float:
-    """Bound on |E value - P_ideal| of a round reading sum_j coef_j P_{s_j} at contrasts c_{s_j}
-    (module docstring): sum_j |coef_j| (1 - c_j), plus max(p01, p10) (gain-scaled gate part)
-    without readout correction; at most 1."""
-    gate = float(sum(abs(c) * (1.0 - x) for c, x in zip(coef, contrasts)))
-    if readout_corrected:
-        return min(1.0, gate)
-    return min(1.0, max(p01, p10) + (1.0 - p01 - p10) * gate)
 
 
 def predicted_pads(
