@@ -112,14 +112,8 @@ def run_stages(
             charged = min(charged, budget - at.calls)
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
         policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
-        at.stage += 1
-        at.calls += charged
-        at.regret += regret
-        record = {
-            "stage": at.stage, "arm": query.arm, "eps": query.epsilon, "method": "init" if init else method,
-            "oracle_calls": charged, "honest_calls": honest, "estimate": value, "cum_calls": at.calls,
-            "cum_regret": at.regret, "weight_eps": weight_eps,
-        }
+        record = _record(at, query.arm, query.epsilon, "init" if init else method, charged, honest, value, regret,
+                         weight_eps)
         if told.resume is not None:
             record["qmc"] = told.resume.to_json()
         if timed:
@@ -129,8 +123,8 @@ def run_stages(
         arm = int(policy.recommend())
         left = budget - at.calls
         elapsed, regret = clock.exploit(arm, left)
-        record = _record(at, arm, None, "exploit", left, left, None, regret)
-        yield record | {"weight_eps": None} | _timing(clock, regret, left, elapsed, None)
+        record = _record(at, arm, None, "exploit", left, left, None, regret, None)
+        yield record | _timing(clock, regret, left, elapsed, None)
 
 
 def _measure(
@@ -164,14 +158,16 @@ def _measure(
 
 def _record(
     at: Progress, arm: int, eps: float | None, method: str,
-    charged: int, honest: int, value: float | None, regret: float,
+    charged: int, honest: int, value: float | None, regret: float, weight_eps: float | None,
 ) -> dict[str, Any]:
+    """Advance ``at`` by one stage and return its record (the key order is the line's)."""
     at.stage += 1
     at.calls += charged
     at.regret += regret
     return {
         "stage": at.stage, "arm": arm, "eps": eps, "method": method, "oracle_calls": charged,
         "honest_calls": honest, "estimate": value, "cum_calls": at.calls, "cum_regret": at.regret,
+        "weight_eps": weight_eps,
     }
 
 
