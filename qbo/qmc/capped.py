@@ -50,7 +50,7 @@ from statistics import NormalDist
 from typing import Any
 
 
-from qbo.execution.base import MAX_SHOTS, Executor
+from qbo.execution.base import Executor
 from qbo.noise import Snapshot
 from qbo.noise.blocks import block_counts
 from qbo.noise.depth import amplitude_bias, compiler_for, needed_k, oracle_block_noise, residual_bias, word_noise
@@ -59,7 +59,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
-from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
+from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
 from qbo.qmc.result import Estimate
 from qbo.qmc.rounds import RoundResult
 
@@ -318,10 +318,7 @@ class CalibrationAwareMC:
         eps = unit_epsilon(oracle, self.mc.epsilon)
         pad = self._pad(oracle)
         shots = self._shots(eps, pad)
-        if shots > MAX_SHOTS:
-            raise ValueError(f"epsilon {self.mc.epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
-        rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
-        p = rounds[0].ones / shots if shots else 0.5
+        rounds, p = sample_k0(executor, oracle, shots, self.mc.epsilon)
         half = self._half(eps, pad) if shots else 0.5
         low, high = max(0.0, p - half - pad), min(1.0, p + half + pad)
         reached = 0.5 * (high - low) <= eps * (1 + 1e-9)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
-from qbo.qmc.result import Estimate
+from qbo.qmc.result import Estimate, Round
 
 
 def hoeffding_shots(epsilon_unit: float, alpha: float) -> int:
@@ -48,13 +48,19 @@ class MonteCarloEstimator:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
         shots = hoeffding_shots(eps, self.alpha)
-        if shots > MAX_SHOTS:
-            raise ValueError(f"epsilon {self.epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
-        rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
-        p = rounds[0].ones / shots if shots else 0.5
+        rounds, p = sample_k0(executor, oracle, shots, self.epsilon)
         est = to_estimate(
             oracle, max(0.0, p - eps), min(1.0, p + eps), p,
             epsilon=self.epsilon, alpha=self.alpha, rounds=rounds,
             wall_time=time.perf_counter() - start, method="mc", target=executor.target,
         )
         return without_device_model(est, executor.target)
+
+
+def sample_k0(executor: Executor, oracle: Oracle, shots: int, epsilon: float) -> tuple[tuple[Round, ...], float]:
+    """One k = 0 round of ``shots`` (1 call each) and its fraction of ones (0.5 for no shots);
+    a ValueError names ``epsilon`` when the shots exceed 2^53."""
+    if shots > MAX_SHOTS:
+        raise ValueError(f"epsilon {epsilon} needs {shots:.3g} Monte Carlo samples, more than 2^53; use IAE")
+    rounds = (run_round(executor, oracle, 0, shots),) if shots else ()
+    return rounds, (rounds[0].ones / shots if shots else 0.5)
