@@ -146,6 +146,7 @@ class _progress:
         self._total = cfg.trials * len(cfg.algorithms) * (1 if units else cfg.budget)
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True)
         self._done: dict[str, int] = {}
+        self._step = max(1, cfg.budget // 500)
 
     def __enter__(self):
         self._bar.start()
@@ -156,6 +157,8 @@ class _progress:
         if self._units:  # (unit, units done, units in all)
             self._bar.update(self._task, completed=calls, description=f"units done ({unit})")
             return
+        if calls - self._done.get(unit, 0) < self._step and calls < budget:
+            return  # redraw every 1/500 of a unit's budget, not on each of a run's ~10^5 stages
         self._done[unit] = calls
         self._bar.update(self._task, completed=sum(self._done.values()), description=unit)
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
@@ -49,6 +50,22 @@ FLUSH_EVERY_S = 1.0
 JOURNAL_FORMAT = 2
 _TAIL = len(',"chain":"') + 16 + len('"}')  # what follows a line's chained bytes
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # json.dumps builds one per call
+
+
+def encode_record(record: dict[str, Any]) -> bytes:
+    """``record`` as compact JSON bytes: orjson (about 10x the standard library, which made
+    this 0.45 s of the default run's 10^5 stages), or the standard library where orjson would
+    refuse or change a value: integers past 64 bits, and NaN or infinities, which orjson
+    writes as null (seen as more nulls than the record has None values; a nested or a string
+    "null" takes the same slow path, which gives the same line). Both parse to the same
+    values; the float spelling may differ (``0.00001`` vs ``1e-05``)."""
+    try:
+        data = orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return _ENCODE(record).encode()
+    if data.count(b"null") != list(record.values()).count(None):
+        return _ENCODE(record).encode()
+    return data
 
 
 class _Header(BaseModel):
@@ -142,7 +159,7 @@ class UnitJournal:
         self.unit = self.path.stem
         self.config_sha256 = config_sha256
         self.flush_every_s = FLUSH_EVERY_S if flush_every_s is None else flush_every_s
-        self._prefix = _ENCODE(fields)[:-1] + "," if fields else "{"
+        self._prefix = (_ENCODE(fields)[:-1] + "," if fields else "{").encode()
         self._state = state or dict
         self._seq = 0
         self._chain = config_sha256.encode()
@@ -260,7 +277,7 @@ class UnitJournal:
 
     def append(self, record: dict[str, Any]) -> None:
         """Buffer one stage record (commits, with a checkpoint, if ``flush_every_s`` has passed)."""
-        self._line(f'{self._prefix}{_ENCODE(record)[1:-1]},"seq":{self._seq}'.encode())
+        self._line(b"%s%s,\"seq\":%d" % (self._prefix, encode_record(record)[1:-1], self._seq))
         self._unsaved += 1
         if time.monotonic() - self._last_commit >= self.flush_every_s:
             self.commit()

@@ -11,6 +11,7 @@ import numpy as np
 
 from qbo.algorithms import is_quantum
 from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.figure import Curves, Painter, render_png
 from qbo.files import write_bytes_atomic
 from qbo.problems import is_drifting
 
@@ -32,51 +33,31 @@ def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400)
     return curves
 
 
-Curves = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-
-def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path) -> None:
+def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path,
+                painter: Painter | None = None) -> None:
     """Cumulative regret against oracle calls, labelled with the accounting used; R_n / n
     against rounds for a classical run on a drifting problem."""
     if is_drifting(config.problem):
-        return plot_drifting(records, config, path, per_round=not any(is_quantum(a) for a in config.algorithms))
+        return plot_drifting(records, config, path, per_round=not any(is_quantum(a) for a in config.algorithms),
+                             painter=painter)
     accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
     save_curves(
         regret_curves(records, config.budget), path, xlabel="oracle calls" + accounting,
         ylabel="cumulative regret", title=f"{config.problem}, target {config.target}, {config.trials} trials",
+        painter=painter,
     )
 
 
-def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, title: str) -> None:
-    """Draw mean +- stderr bands, one per algorithm, and write the PNG atomically; the y-axis
-    is logarithmic when the final means span a decade or more."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for alg, (x, mean, se) in curves.items():
-        ax.plot(x, mean, label=alg)
-        ax.fill_between(x, mean - se, mean + se, alpha=0.25)
-    finals = [float(mean[-1]) for _, mean, _ in curves.values() if len(mean) and mean[-1] > 0]
-    if len(finals) > 1 and max(finals) >= 10 * min(finals):  # curves span a decade or more
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(title="mean; band: ± one standard error", title_fontsize="small")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_bytes_atomic(path, buffer.getvalue())
+def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, title: str,
+                painter: Painter | None = None) -> None:
+    """Draw mean +- stderr bands, one per algorithm (``qbo.experiments.figure.render_png``), and
+    write the PNG atomically; ``painter`` may draw it in its warm helper process."""
+    png = painter.paint(curves, xlabel, ylabel, title) if painter is not None else render_png(curves, xlabel, ylabel, title)
+    write_bytes_atomic(path, png)
 
 
-def plot_drifting(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path, per_round: bool) -> None:
+def plot_drifting(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path, per_round: bool,
+                  painter: Painter | None = None) -> None:
     """Mean +- stderr of R_n / n against n (seed Fig. 1), or of R_T against oracle calls."""
     points = config.budget + 1 if per_round else 400
     curves = regret_curves(records, config.budget, points)
@@ -88,4 +69,5 @@ def plot_drifting(records: list[dict[str, Any]], config: ExperimentConfig, path:
         xlabel="round n" if per_round else "oracle calls (honest: shots x (2k+1))",
         ylabel="R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)",
         title=f"{config.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {config.trials} trials",
+        painter=painter,
     )

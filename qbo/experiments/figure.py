@@ -1,0 +1,147 @@
+"""PNG figures of curves with bands, drawn in this process or by a helper process that
+imported matplotlib while the run was computing.
+
+matplotlib's import and first draw (font loading) cost about 0.7 s on the 2-core machine,
+most of a default run's merge (issue 13). ``Painter.start()`` launches
+``python -m qbo.experiments.figure``, which imports matplotlib and draws a throw-away figure
+on another core, then waits for one request on its stdin. ``Painter.paint`` sends the curves
+(orjson: floats round-trip exactly) and reads the PNG back; the helper runs the same
+``render_png`` as this process does, so the bytes are the same either way. If the helper did
+not start, died or answered badly, the figure is drawn here. The helper exits when its stdin
+closes, so a killed run leaves no process behind; an unused one is killed.
+
+This module imports nothing from qbo (only numpy, orjson and, when drawing, matplotlib), so the
+helper starts in a fraction of the time the run took to import.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+Curves = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+_LENGTH = struct.Struct(">Q")
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def render_png(curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
+    """Mean +- stderr bands, one per curve; the y-axis is logarithmic when the final means
+    span a decade or more. Deterministic bytes (no software or date metadata)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # drawing is the only path that needs it
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.2), dpi=120)
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.92)  # fixed margins: tight_layout costs a draw
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for name, (x, mean, se) in curves.items():
+        ax.plot(x, mean, label=name)
+        ax.fill_between(x, mean - se, mean + se, alpha=0.25)
+    finals = [float(mean[-1]) for _, mean, _ in curves.values() if len(mean) and mean[-1] > 0]
+    if len(finals) > 1 and max(finals) >= 10 * min(finals):  # curves span a decade or more
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if curves:
+        ax.legend(title="mean; band: ± one standard error", title_fontsize="small")
+    ax.grid(alpha=0.3)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _request(curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
+    """A length-prefixed JSON head (labels, curve names and lengths), then every curve's x,
+    mean and stderr as little-endian float64 (exact, NaN included)."""
+    arrays = {name: [np.ascontiguousarray(a, dtype="<f8") for a in triple] for name, triple in curves.items()}
+    head = orjson.dumps({"labels": [xlabel, ylabel, title], "curves": [[name, len(x)] for name, (x, _, _) in arrays.items()]})
+    body = b"".join(a.tobytes() for triple in arrays.values() for a in triple)
+    return _LENGTH.pack(len(head)) + head + _LENGTH.pack(len(body)) + body
+
+
+def _decode(head: bytes, body: bytes) -> tuple[Curves, str, str, str]:
+    meta = orjson.loads(head)
+    values = np.frombuffer(body, dtype="<f8")
+    curves: Curves = {}
+    at = 0
+    for name, n in meta["curves"]:
+        x, mean, se = (values[at + j * n: at + (j + 1) * n] for j in range(3))
+        curves[name] = (x, mean, se)
+        at += 3 * n
+    xlabel, ylabel, title = meta["labels"]
+    return curves, xlabel, ylabel, title
+
+
+class Painter:
+    """Draws figures, through a warm helper process once ``start`` has launched one."""
+
+    def __init__(self) -> None:
+        self._helper: subprocess.Popen | None = None
+
+    def start(self) -> "Painter":
+        """Launch the helper (idempotent); a failure to launch only means drawing here."""
+        if self._helper is None:
+            try:
+                root = str(Path(__file__).resolve().parents[2])  # this qbo, installed or not
+                path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+                self._helper = subprocess.Popen(
+                    [sys.executable, "-m", "qbo.experiments.figure"], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=path),
+                )
+            except OSError:
+                self._helper = None
+        return self
+
+    def paint(self, curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
+        """The PNG of ``render_png(curves, ...)``, from the helper when it answers."""
+        helper, self._helper = self._helper, None  # one request per helper
+        if helper is not None:
+            try:
+                png, _ = helper.communicate(_request(curves, xlabel, ylabel, title), timeout=60)
+                if helper.returncode == 0 and png.startswith(_PNG_MAGIC):
+                    return png
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                helper.kill()
+                helper.wait()
+        return render_png(curves, xlabel, ylabel, title)
+
+    def close(self) -> None:
+        """Stop an unused helper."""
+        helper, self._helper = self._helper, None
+        if helper is not None:
+            helper.kill()
+            helper.communicate()  # reaps it and closes its pipes
+
+    def __enter__(self) -> "Painter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _serve() -> int:
+    """The helper: warm matplotlib up, then answer one request from stdin with PNG bytes."""
+    x = np.arange(1.0, 4.0)  # two curves a decade apart: the log axis and legend load their fonts too
+    render_png({"a": (x, x, 0 * x), "b": (x, 100 * x, 0 * x)}, "x", "y", "warm-up")
+    parts = []
+    for _ in range(2):  # the head, then the arrays
+        size = sys.stdin.buffer.read(_LENGTH.size)
+        if len(size) < _LENGTH.size:  # the run ended without a figure (or died)
+            return 0
+        parts.append(sys.stdin.buffer.read(_LENGTH.unpack(size)[0]))
+    sys.stdout.buffer.write(render_png(*_decode(*parts)))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_serve())

@@ -1,0 +1,93 @@
+"""regret.png drawn by the warm helper process is the PNG drawn in process; the journal's fast
+record encoder writes the values the standard library would."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qbo.experiments import runner
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.figure import Painter, _decode, _request, render_png
+from qbo.experiments.journal import encode_record
+
+LABELS = ("oracle calls", "cumulative regret", "two curves a decade apart")
+
+
+def _curves() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    x = np.linspace(0.0, 100.0, 50)
+    return {"q-gp-ucb": (x, 30 * np.sqrt(x + 1), np.full(50, 2.0)),
+            "gp-ucb": (x, np.log1p(x), np.where(x > 0, 0.1, np.nan))}  # a NaN travels as NaN
+
+
+def test_the_helper_draws_the_png_drawn_in_process():
+    painter = Painter().start()
+    try:
+        png = painter.paint(_curves(), *LABELS)
+    finally:
+        painter.close()
+    assert png.startswith(b"\x89PNG") and png == render_png(_curves(), *LABELS)
+
+
+def test_a_dead_helper_means_drawing_in_process():
+    painter = Painter().start()
+    painter._helper.kill()
+    painter._helper.wait()
+    assert painter.paint(_curves(), *LABELS) == render_png(_curves(), *LABELS)
+
+
+def test_an_unused_helper_is_stopped():
+    painter = Painter().start()
+    helper = painter._helper
+    painter.close()
+    assert helper.poll() is not None and painter._helper is None
+
+
+def test_the_request_carries_every_float_exactly():
+    head_and_body = _request(_curves(), *LABELS)
+    n = int.from_bytes(head_and_body[:8], "big")
+    head, rest = head_and_body[8:8 + n], head_and_body[8 + n:]
+    body = rest[8:8 + int.from_bytes(rest[:8], "big")]
+    curves, *labels = _decode(head, body)
+    assert tuple(labels) == LABELS and list(curves) == list(_curves())
+    for name, arrays in _curves().items():
+        for got, sent in zip(curves[name], arrays):
+            assert np.array_equal(got, sent, equal_nan=True)
+
+
+def test_only_big_runs_start_a_helper(monkeypatch):
+    monkeypatch.delitem(__import__("sys").modules, "matplotlib", raising=False)
+    small, default = runner._painter(ExperimentConfig(trials=1, budget=100)), runner._painter(ExperimentConfig())
+    try:
+        assert small._helper is None and default._helper is not None
+    finally:
+        default.close()
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True),
+    st.text(max_size=8) | st.sampled_from(["null", "sample", "iae"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["stage", "eps", "estimate", "method", "cum_regret", "qmc"]),
+                       scalars | st.dictionaries(st.text(max_size=3), scalars, max_size=3), max_size=6))
+def test_encoded_records_parse_to_what_the_standard_library_writes(record):
+    line = encode_record(record)
+    standard = json.dumps(record, separators=(",", ":"))
+    assert _same(json.loads(line), json.loads(standard))
+    if any(isinstance(v, float) and not math.isfinite(v) for v in record.values()):
+        assert line == standard.encode()  # NaN and infinities keep the standard library's spelling
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
