@@ -61,7 +61,7 @@ def test_the_request_carries_every_float_exactly():
 
 def test_only_big_runs_start_a_helper(monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "matplotlib", raising=False)
-    small, default = runner._painter(ExperimentConfig(trials=1, budget=100)), runner._painter(ExperimentConfig())
+    small, default = runner.painter_for(ExperimentConfig(trials=1, budget=100)), runner.painter_for(ExperimentConfig())
     try:
         assert small._helper is None and default._helper is not None
     finally:

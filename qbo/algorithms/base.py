@@ -68,12 +68,17 @@ def check_float(
     name: str, value: Any, *, low: float | None = None, high: float | None = None,
     low_open: bool = True, high_open: bool = False,
 ) -> float:
-    """Return ``value`` as a finite float inside the given bounds, else a one-line ValueError."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v):
+    """Return ``value`` as a finite float inside the given bounds, else a one-line ValueError.
+
+    A Python float skips the conversion (policies check one value per classical sample)."""
+    if type(value) is float:
+        v = value
+    else:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v) or isinstance(value, bool):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     if low is not None and (v < low or (low_open and v == low)):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
@@ -148,7 +153,7 @@ class PolicyBase:
         ``elapsed`` / ``calls``: the stage's duration and honest oracle calls (clocked
         policies only; the others ignore them)."""
         arm = self._check_arm(query.arm)
-        v = float(value) if type(value) is float and math.isfinite(value) else check_float("value", value)
+        v = check_float("value", value)
         eps = self._used_eps(query, epsilon)
         q_eps, q_alpha = query.epsilon, query.alpha
         entry = {"arm": arm, "epsilon": None if q_eps is None else float(q_eps),

@@ -191,17 +191,24 @@ class GPUCB(_SurrogatePolicy):
         super().__init__(arms, config if config is not None else GPUCBConfig())
         self.lam = float(self.config.noise)
         self.surrogate = build_surrogate(self.config, self.arms, self.lam, self.lam, self.config.delta)
+        self._beta_at: tuple[int, float] = (0, 0.0)  # (round, beta) of the last call
 
     def beta(self, t: int) -> float:
-        """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``."""
+        """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``. The last value
+        is kept: ask and tell of one round both need it."""
+        if t == self._beta_at[0]:
+            return self._beta_at[1]
         b, cfg = self.config.beta, self.config
         if not isinstance(b, str):
-            return float(b)
-        if b == "theorem1":
-            return theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
-        if b == "practical":
-            return practical(t)
-        return bogunovic(t)
+            value = float(b)
+        elif b == "theorem1":
+            value = theorem1(t, self.num_arms, cfg.delta, cfg.beta_scale)
+        elif b == "practical":
+            value = practical(t)
+        else:
+            value = bogunovic(t)
+        self._beta_at = (t, value)
+        return value
 
     def _select(self) -> Query:
         t = len(self._history) + 1

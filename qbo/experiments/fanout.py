@@ -34,9 +34,10 @@ from typing import Any
 
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.figure import Painter
 from qbo.experiments.folder import finished
 from qbo.experiments.runner import (
-    ProgressCallback, Unit, UnitCallback, merge, prepare, run_experiment, run_unit, unit_done, units,
+    ProgressCallback, Unit, UnitCallback, merge, painter_for, prepare, run_experiment, run_unit, unit_done, units,
 )
 
 SCHEMES = ("tcp", "tls", "ws", "wss")
@@ -84,14 +85,15 @@ def run_fanned_out(
     _dask()  # a clean error before the folder is claimed
     lock = prepare(config, out_dir)
     try:
-        return _run_units(config, str(Path(out_dir)), workers, address, processes, on_unit)
+        with painter_for(config) as painter:  # regret.png's helper warms up while the cluster works
+            return _run_units(config, str(Path(out_dir)), workers, address, processes, on_unit, painter)
     finally:
         lock.release()
 
 
 def _run_units(
     config: ExperimentConfig, out: str, workers: int, address: str | None, processes: bool,
-    on_unit: UnitCallback | None,
+    on_unit: UnitCallback | None, painter: Painter,
 ) -> list[dict[str, Any]]:
     everything, todo = units(config), pending_units(config, out)
     done = len(everything) - len(todo)
@@ -108,7 +110,7 @@ def _run_units(
                 done += 1
                 if on_unit:
                     on_unit(futures[future].key, done, len(everything))
-    return merge(config, out)
+    return merge(config, out, painter)
 
 
 def fan_out(

@@ -138,7 +138,7 @@ def run_experiment(
     out = Path(out_dir)
     lock = prepare(config, out)  # validation first, then the atomic claim (or verify) and the lock
     try:
-        with _painter(config) as painter:
+        with painter_for(config) as painter:
             everything = units(config)
             for done, unit in enumerate(everything, 1):  # a finished unit's journal is only verified
                 run_unit(config, unit, out, on_progress)
@@ -149,7 +149,7 @@ def run_experiment(
         lock.release()
 
 
-def _painter(config: ExperimentConfig) -> Painter:
+def painter_for(config: ExperimentConfig) -> Painter:
     """A painter whose helper imports matplotlib on another core while the units run, for a
     run big enough to hide it (the default run: 2e5 calls, ~0.6 s saved); small runs, and a
     process that has matplotlib already, draw in process."""

@@ -44,7 +44,7 @@ def check_eps(eps: np.ndarray, n: int) -> np.ndarray:
 
 def check_eps_scalar(eps: float) -> float:
     """``check_eps(eps, 1)[0]`` as a float, without building an array for a Python or numpy float."""
-    if isinstance(eps, (float, int)) and not isinstance(eps, bool):
+    if type(eps) is float or (isinstance(eps, (float, int)) and not isinstance(eps, bool)):
         e = float(eps)
         if not (math.isfinite(e) and e > 0.0):
             raise ValueError(f"eps must be finite and > 0, got {e!r}")
