@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
-import time
 
 import numpy as np
 
-from bench.noise import DeviceModel, ExactBinomialExecutor, make_oracle, wilson_lower
+from bench.noise import DeviceModel, make_oracle, run_cell
 from qbo.noise import load_snapshot
 from qbo.qmc import make_estimator
 
@@ -41,21 +39,9 @@ def main() -> None:
             model.add(oracle)
         for budget in (int(b) for b in budgets.split(",")):
             est = dataclasses.replace(make_estimator("mlae", 0.01, 0.05), budget=budget, epsilon=1e-4)
-            executor = ExactBinomialExecutor(model, seed=(args.seed + 4) * 1000)  # as bench/noise.py seeds its mlae rows
-            start = time.process_time()
-            errors, covered, widths, calls, flagged = [], [], [], [], 0
-            for oracle in oracles:
-                out = est.estimate(oracle, executor)
-                a = float(oracle.mean)
-                errors.append(abs(out.value - a))
-                covered.append(out.ci_low <= a <= out.ci_high)
-                widths.append(out.ci_high - out.ci_low)
-                calls.append(out.oracle_calls)
-                flagged += not out.diagnostics["model_fits"]
-            n = len(errors)
-            print(f"{name:16s} {kind:10s} {budget:7d} {np.mean(calls):7.0f} {np.mean(errors):8.5f} "
-                  f"{np.std(errors) / math.sqrt(n):8.5f} {np.mean(covered):8.1%} {wilson_lower(int(np.sum(covered)), n):8.1%} "
-                  f"{np.mean(widths):7.4f} {flagged:7d} {time.process_time() - start:6.0f}")
+            row = run_cell(est, oracles, model, replicates=1, seed=args.seed + 4)  # as bench/noise.py seeds its mlae rows
+            print(f"{name:16s} {kind:10s} {budget:7d} {row['calls']:7.0f} {row['mae']:8.5f} {row['mae_se']:8.5f} "
+                  f"{row['coverage']:8.1%} {row['wilson']:8.1%} {row['width']:7.4f} {row['flagged']:7d} {row['cpu']:6.0f}")
 
 
 if __name__ == "__main__":

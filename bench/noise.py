@@ -338,6 +338,7 @@ def mlae_available() -> bool:
 
 def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: int, seed: int) -> dict:
     errors, covered, widths, calls, reached, needed, floors = [], [], [], [], [], [], []
+    flagged = 0  # estimates whose goodness of fit says the model does not describe the counts
     cpu = time.process_time()
     for r in range(replicates):
         executor = ExactBinomialExecutor(model, seed=seed * 1000 + r)
@@ -349,6 +350,7 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
             widths.append(out.ci_high - out.ci_low)
             calls.append(out.oracle_calls)
             reached.append(out.reached_epsilon)
+            flagged += out.diagnostics.get("model_fits", True) is False
             if "calls_for_epsilon" in out.diagnostics:
                 c = out.diagnostics["calls_for_epsilon"]
                 needed.append(float("inf") if c is None else float(c))
@@ -360,7 +362,7 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
             "width": float(np.mean(widths)), "n": n, "reached": float(np.mean(reached)),
             "cov_reached": float(np.mean(hit)) if hit else float("nan"),
             "needed": float(np.median(needed)) if needed else float("nan"), "cpu": time.process_time() - cpu,
-            "floor": float(np.median(floors)) if floors else float("nan")}
+            "floor": float(np.median(floors)) if floors else float("nan"), "flagged": flagged}
 
 
 def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:

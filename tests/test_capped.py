@@ -14,17 +14,7 @@ from qbo.qmc import CalibrationAwareIAE, CalibrationAwareMC, IterativeAmplitudeE
 from qbo.noise.depth import residual_bias
 from qbo.qmc.capped import amplitude_bias_on
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
-
-
-def _bench_noise():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "noise.py"
-    spec = importlib.util.spec_from_file_location("bench_noise_capped", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.support.bench import bench_module
 
 
 def test_residual_bias_is_the_general_bound_and_mitigation_does_not_remove_it():
@@ -58,7 +48,7 @@ def test_every_iae_variant_on_a_device_model_is_padded_and_honest_about_reach(mi
     oracle plain IAE reaches eps and reports the calls it spent."""
     from qbo.mitigation import make_mitigation
 
-    bench = _bench_noise()
+    bench = bench_module("noise")
     snapshot = load_snapshot("fake_torino")
     model = bench.DeviceModel(snapshot)
     oracle = bench.make_oracle("entangled", 0.3)
@@ -83,7 +73,7 @@ def test_every_iae_variant_on_a_device_model_is_padded_and_honest_about_reach(mi
 
 @pytest.mark.slow
 def test_padded_monte_carlo_costs_at_most_four_times_and_says_when_it_cannot_reach():
-    bench = _bench_noise()
+    bench = bench_module("noise")
     snapshot = load_snapshot("fake_torino")
     model = bench.DeviceModel(snapshot)
     oracle = bench.make_oracle("entangled", 0.6)
@@ -99,7 +89,7 @@ def test_padded_monte_carlo_costs_at_most_four_times_and_says_when_it_cannot_rea
 @pytest.mark.slow
 def test_pads_bound_the_exact_bias_on_fake_torino():
     """The general bound holds on the exact channels of the Aer model (bench/noise.py's check)."""
-    bench = _bench_noise()
+    bench = bench_module("noise")
     snapshot = load_snapshot("fake_torino")
     model = bench.DeviceModel(snapshot)
     for kind in ("bernoulli", "entangled"):

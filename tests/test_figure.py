@@ -59,11 +59,13 @@ def test_the_request_carries_every_float_exactly():
             assert np.array_equal(got, sent, equal_nan=True)
 
 
-def test_only_big_runs_start_a_helper(monkeypatch):
+def test_only_big_runs_with_a_spare_core_start_a_helper(monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "matplotlib", raising=False)
-    small, default = runner.painter_for(ExperimentConfig(trials=1, budget=100)), runner.painter_for(ExperimentConfig())
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    small, busy = runner.painter_for(ExperimentConfig(trials=1, budget=100)), runner.painter_for(ExperimentConfig(), busy=2)
+    default = runner.painter_for(ExperimentConfig())
     try:
-        assert small._helper is None and default._helper is not None
+        assert small._helper is None and busy._helper is None and default._helper is not None
     finally:
         default.close()
 

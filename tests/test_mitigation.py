@@ -18,6 +18,7 @@ from qbo.mitigation.extrapolation import coefficients
 from qbo.oracles import bernoulli, discrete
 from qbo.qmc import IterativeAmplitudeEstimation
 from qbo.qmc.result import Round
+from tests.support.bench import bench_module
 
 
 def _calls_of_a(circuit, angle: float) -> int:
@@ -162,18 +163,6 @@ def test_interval_coverage_on_a_device_model(name):
     assert covered >= 18, (name, covered)
 
 
-def _bench_noise():
-    """bench/noise.py as a module (it is a script, not part of the package)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "noise.py"
-    spec = importlib.util.spec_from_file_location("bench_noise", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("qubits", [2, 3])
 def test_bench_entangled_oracle_encodes_the_amplitude_exactly(qubits):
     """The bias-dominated bench oracle: P(objective = 1) = a exactly, window (0, 1) (so the
@@ -182,7 +171,7 @@ def test_bench_entangled_oracle_encodes_the_amplitude_exactly(qubits):
 
     from qbo.grover import power_circuit
 
-    bench = _bench_noise()
+    bench = bench_module("noise")
     for a in (0.0, 0.03, 0.37, 0.5, 0.91, 1.0):
         oracle = bench.make_oracle("entangled", a, qubits)
         assert (oracle.low, oracle.high, oracle.num_qubits, oracle.objective) == (0.0, 1.0, qubits, 0)
@@ -202,7 +191,7 @@ def test_rem_reads_the_confusion_of_the_qubit_every_folded_circuit_measures():
     folded circuit of every round (not of layout[objective])."""
     from qbo.noise.readout import measured_qubit, snapshot_confusion
 
-    bench = _bench_noise()
+    bench = bench_module("noise")
     for name in ("fake_fez", "fake_brisbane"):
         snapshot = load_snapshot(name)
         executor = AerExecutor(snapshot, seed=0)
@@ -227,7 +216,7 @@ def test_bias_pad_widens_rounds_by_the_predicted_residual_bias():
 
     snapshot = load_snapshot("fake_torino")
     executor = AerExecutor(snapshot, seed=3)
-    oracle = _bench_noise().make_oracle("entangled", 0.3, 2)
+    oracle = bench_module("noise").make_oracle("entangled", 0.3, 2)
     padded = make_mitigation("zne+rem", snapshot, bias_pad=True)
     assert padded.name == "zne+rem+pad" and make_mitigation("none", snapshot, bias_pad=True).name == "pad"
     bound = padded.bind(executor, oracle)
@@ -343,7 +332,7 @@ def test_bench_exact_channels_equal_aer_density_matrix():
     """bench/noise.py's exact probabilities (compiled-block superoperators under the Aer
     noise model, eigendecomposed powers) equal Aer's density-matrix simulation of the same
     compiled circuits, and repeated products, to 1e-7."""
-    bench = _bench_noise()
+    bench = bench_module("noise")
     model = bench.DeviceModel(load_snapshot("fake_torino"))
     assert bench.spot_check(model, bench.make_oracle("entangled", 0.37)) < 1e-7
     assert bench.wilson_lower(95, 100) == pytest.approx(0.8883, abs=1e-4)
@@ -386,7 +375,7 @@ def test_twirled_aer_executor_turns_a_coherent_error_into_the_twirled_channel():
     from qbo.grover import power_circuit
     from qbo.noise.aer_model import noise_model
 
-    bench = _bench_noise()
+    bench = bench_module("noise")
     snapshot, oracle, k, shots = load_snapshot("fake_torino"), bench.make_oracle("entangled", 0.3), 4, 20000
     measured = {}
     for twirl in (False, True):

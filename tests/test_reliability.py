@@ -258,6 +258,15 @@ def test_an_empty_config_is_refused(run):
     _refused(run, "is empty")
 
 
+def test_an_edited_record_count_in_run_json_is_refused(run):
+    marker = json.loads((run / "run.json").read_text())
+    marker["finished"]["records"] += 1
+    (run / "run.json").write_text(json.dumps(marker) + "\n")
+    before = _results(run)
+    line = _refused(run, f"counts {marker['finished']['records']} records")
+    assert "run.json" in line and _results(run) == before
+
+
 def test_a_swapped_run_json_is_refused(run, tmp_path):
     other = tmp_path / "other"
     run_experiment(ExperimentConfig(budget=200, trials=1), other)

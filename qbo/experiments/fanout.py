@@ -85,7 +85,8 @@ def run_fanned_out(
     _dask()  # a clean error before the folder is claimed
     lock = prepare(config, out_dir)
     try:
-        with painter_for(config) as painter:  # regret.png's helper warms up while the cluster works
+        # regret.png's helper warms up while the cluster works, if a core of this machine is spare
+        with painter_for(config, busy=workers if address is None else 0) as painter:
             return _run_units(config, str(Path(out_dir)), workers, address, processes, on_unit, painter)
     finally:
         lock.release()

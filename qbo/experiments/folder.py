@@ -100,6 +100,10 @@ def verify_finished(folder: str | os.PathLike, config: ExperimentConfig) -> byte
         raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
     if len(data) != record["stages_bytes"] or hashlib.sha256(data).hexdigest() != record["stages_sha256"]:
         verify_stages(path, unit_keys(config), config_hash(config))
+    lines = data.count(b"\n")
+    if lines != record["records"]:  # the file matches its hash, so run.json's count was edited
+        raise BadFile(f"'{folder / MARKER}' counts {record['records']} records but '{path}', which matches its hash, "
+                      f"holds {lines}; the run folder is damaged")
     return data
 
 

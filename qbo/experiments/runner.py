@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -149,12 +150,14 @@ def run_experiment(
         lock.release()
 
 
-def painter_for(config: ExperimentConfig) -> Painter:
-    """A painter whose helper imports matplotlib on another core while the units run, for a
-    run big enough to hide it (the default run: 2e5 calls, ~0.6 s saved); small runs, and a
-    process that has matplotlib already, draw in process."""
+def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
+    """A painter whose helper imports matplotlib on a spare core while the units run (``busy``
+    of this machine's cores run units), for a run big enough to hide it (the default run:
+    2e5 calls, ~0.6 s saved); small runs, a machine without a spare core, and a process that
+    has matplotlib already draw in process."""
     painter = Painter()
-    if config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS and "matplotlib" not in sys.modules:
+    big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
+    if big and (os.cpu_count() or 1) > busy and "matplotlib" not in sys.modules:
         painter.start()
     return painter
 

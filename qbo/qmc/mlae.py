@@ -304,6 +304,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.stopped = "max_rounds"
+        self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
         self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
 
     @property
@@ -466,8 +467,20 @@ class _Run:
         f = self.fit
         return 0.5 * (math.sin(f.high) ** 2 - math.sin(f.low) ** 2)
 
+    def _cached(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept until the fit or the rounds change (the loop, ``check`` and
+        ``result`` ask for the same tests of one fit)."""
+        key = (self.fit, len(self.rounds))
+        kept = self._tests.get(name)
+        if kept is None or kept[0][0] is not key[0] or kept[0][1] != key[1]:
+            kept = self._tests[name] = (key, compute())
+        return kept[1]
+
     def gof(self) -> tuple[float, int, float]:
         """(deviance, dof, p-value); dof 0 means untested (p = 1)."""
+        return self._cached("gof", self._gof)
+
+    def _gof(self) -> tuple[float, int, float]:
         data = Pooled.of(self.rounds)
         f = self.fit
         dev = deviance(f.theta, f.u, f.v, data, self.prior)
@@ -480,6 +493,9 @@ class _Run:
         the asymptotic test false-alarmed (measured: 2 false flags in 60 runs at budgets of
         about 1.3e3 calls, bench/noise.py's B1) and could
         not have seen any delta that small anyway."""
+        return self._cached("rotation", self._rotation)
+
+    def _rotation(self) -> tuple[float, float]:
         data = Pooled.of(self.rounds)
         if len(data.ks) < 2:
             return 0.0, 1.0
