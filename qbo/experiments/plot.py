@@ -3,7 +3,8 @@ classical run on a drifting problem, of R_n / n against rounds (Imamura et al., 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from qbo.experiments.figure import Curves, Painter, render_png
 from qbo.files import write_bytes_atomic
 from qbo.problems import is_drifting
 
+_POINT = itemgetter("algorithm", "trial", "cum_calls", "cum_regret")
+_UNIT, _CALLS, _REGRET = itemgetter(0, 1), itemgetter(2), itemgetter(3)
+
 
 def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per algorithm: (calls grid, mean, stderr) of the cumulative regret step functions.
@@ -22,12 +26,17 @@ def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400)
     Regret accrues linearly within a stage (every call of stage s costs r_s).
     """
     grid = np.linspace(0, budget, points)
-    per: dict[str, dict[int, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(lambda: [(0, 0.0)]))
-    for r in records:
-        per[r["algorithm"]][r["trial"]].append((r["cum_calls"], r["cum_regret"]))
+    # (calls, regret) points per algorithm and trial, starting at (0, 0); a unit's records are
+    # contiguous in stages.jsonl, so grouping runs of one unit keeps the loops in C
+    per: dict[str, dict[int, tuple[list[int], list[float]]]] = {}
+    for (alg, trial), rows in groupby(map(_POINT, records), key=_UNIT):
+        calls, regret = per.setdefault(alg, {}).setdefault(trial, ([0], [0.0]))
+        block = list(rows)
+        calls.extend(map(_CALLS, block))
+        regret.extend(map(_REGRET, block))
     curves = {}
     for alg, trials in per.items():
-        ys = np.array([np.interp(grid, *zip(*pts)) for pts in trials.values()])
+        ys = np.array([np.interp(grid, calls, regret) for calls, regret in trials.values()])
         se = ys.std(axis=0, ddof=1) / np.sqrt(len(ys)) if len(ys) > 1 else np.zeros_like(grid)
         curves[alg] = (grid, ys.mean(axis=0), se)
     return curves
