@@ -532,10 +532,21 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
 
 
 def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
+    """An ibm: run pins the backend's calibration as its device model (issue 9): every QMC
+    stage is capped and padded by it (method iae+pad, not the noiseless iae)."""
+    from qbo.experiments.folder import pinned_calibration
+    from qbo.noise import snapshot_from_backend
+
     out = tmp_path / "run"
     result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out, "--yes")
     assert result.exit_code == 0, result.output
     assert "jobs in" in result.stdout and (out / "stages.jsonl").exists()
+    assert "device model: the calibration of ibm:ibm_test" in result.stdout
+    pinned = pinned_calibration(out).to_json()
+    assert pinned == snapshot_from_backend(ibm.backend("ibm_test"), source="ibm:ibm_test").to_json() | {
+        "timestamp": pinned["timestamp"]}
+    methods = {json.loads(line)["method"] for line in (out / "stages.jsonl").read_text().splitlines()}
+    assert methods <= {"iae+pad", "exploit"} and "iae+pad" in methods, methods
     n = len(submissions(out))
     listed = invoke("jobs", "list", out)
     assert listed.exit_code == 0 and len(listed.stdout.splitlines()) == n and "done" in listed.stdout
@@ -543,6 +554,23 @@ def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
     again = invoke("jobs", "resume", out)  # a finished run: nothing is submitted
     assert again.exit_code == 0, again.output
     assert len(submissions(out)) == n
+
+
+def test_a_pinned_calibration_is_kept_and_an_edited_one_refused(tmp_path):
+    from qbo.errors import BadFile
+    from qbo.experiments.folder import CALIBRATION, pin_calibration, pinned_calibration
+    from qbo.noise import export_from_fake
+
+    torino, fez = export_from_fake("FakeTorino"), export_from_fake("FakeFez")
+    assert pinned_calibration(tmp_path) is None
+    pin_calibration(tmp_path, torino)
+    assert pin_calibration(tmp_path, fez).to_json() == torino.to_json()  # a resume never re-pins
+    path = tmp_path / CALIBRATION
+    body = json.loads(path.read_text())
+    body["snapshot"]["qubits"][0]["t1"] *= 2  # a better qubit 0, same sha256
+    path.write_text(json.dumps(body))
+    with pytest.raises(BadFile, match="was changed after the run started"):
+        pinned_calibration(tmp_path)
 
 
 def test_backends_lists_every_kind_of_target_offline(no_credentials):

@@ -67,7 +67,7 @@ def submit(
     from qbo.execution import runtime
     from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
     from qbo.experiments.config import load_config
-    from qbo.experiments.folder import check_claimable
+    from qbo.experiments.folder import check_claimable, pin_calibration
     from qbo.experiments.runner import check_experiment
     from qbo.limits import check_timeout
 
@@ -83,13 +83,29 @@ def submit(
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
     check_claimable(folder, cfg)  # a file, a foreign folder or another experiment's run folder: before the plan
-    for line in plan_lines(cost_plan(cfg, device, plan_trials), cfg, mode, limits, device):
+    calibration = _calibration(kind, name, device, folder)
+    for line in plan_lines(cost_plan(cfg, device, plan_trials, calibration), cfg, mode, limits, device, calibration):
         typer.echo(line)
     if not yes and not _confirmed():
         typer.echo("not submitted: the plan was not confirmed (--yes confirms it)", err=True)
         raise typer.Exit(code=1)
     write_settings(folder, mode, retry, limits)
+    if calibration is not None:
+        pin_calibration(folder, calibration)  # the run's device model, for every unit and resume
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
+
+
+def _calibration(kind: str, name: str, device: Any, folder: Path) -> Any:
+    """The device model of an ``ibm:`` run: the one its folder pinned (a submit into an
+    existing run folder), else the backend's calibration now (``snapshot_from_backend``);
+    None for ``fake:``, whose model is the fake backend's own calibration."""
+    from qbo.experiments.folder import pinned_calibration
+    from qbo.noise import snapshot_from_backend
+
+    if kind != "ibm":
+        return None
+    pinned = pinned_calibration(folder) if folder.is_dir() else None
+    return pinned if pinned is not None else snapshot_from_backend(device, source=f"{kind}:{name}")
 
 
 def _confirmed() -> bool:
@@ -109,9 +125,12 @@ def _rules(text: str) -> tuple[str, ...]:
     return rules
 
 
-def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS) -> dict[str, Any]:
+def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS, calibration: Any = None) -> dict[str, Any]:
     """Jobs, circuits, shots, stages and predicted QPU seconds per algorithm: the run simulated
-    on an ideal device with the hardware path's job rule (qbo.execution.plan)."""
+    on an ideal device with the hardware path's job rule (qbo.execution.plan), its estimators
+    capped and padded by ``calibration`` (an ``ibm:`` run's device model) as the run's will be."""
+    from dataclasses import replace
+
     from qbo.algorithms import make_policy
     from qbo.execution.plan import PlanExecutor
     from qbo.experiments.defaults import policy_options
@@ -122,6 +141,8 @@ def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS) -> dict[str
     if is_drifting(cfg.problem):
         return {"algorithms": {}, "simulated": 0, "trials": cfg.trials, "tv": True}
     settings = check_experiment(cfg)
+    if calibration is not None:
+        settings = replace(settings, snapshot=calibration)
     simulated = min(plan_trials, cfg.trials)
     algorithms: dict[str, dict[str, Any]] = {}
     for algorithm in cfg.algorithms:
@@ -149,7 +170,7 @@ def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS) -> dict[str
     return {"algorithms": algorithms, "simulated": simulated, "trials": cfg.trials, "tv": False}
 
 
-def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: Any) -> list[str]:
+def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: Any, calibration: Any = None) -> list[str]:
     """The cost plan as printed before anything is submitted."""
     from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
 
@@ -173,6 +194,10 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         lines.append(f"  total: {total['jobs']:,.0f} jobs, {total['circuits']:,.0f} circuits, {total['shots']:,.0f} shots, "
                      f"~{total['qpu_s']:,.0f} QPU s predicted ({JOB_OVERHEAD_S:g} s per job + shots x (rep delay "
                      f"{rep_delay_s(device) * 1e6:.0f} us + circuit duration))")
+    if calibration is not None:
+        lines.append(f"  device model: the calibration of {calibration.source} from {calibration.timestamp}, pinned in "
+                     "calibration.json: every QMC stage is depth-capped and bias-padded by it, and says when its eps "
+                     "is out of reach")
     queue = _queue_depth(device) if str(cfg.target).startswith("ibm:") else None  # fake: no queue
     if queue is not None:
         lines.append(f"  queue: {queue} jobs pending on {getattr(device, 'name', '?')} now")

@@ -30,6 +30,11 @@ written for another configuration is refused too.
   finished run, perhaps with some journals still to remove. So run.json says which of the
   two holds the records, and a finished run is verified against its mark
   (``verify_finished``).
+- **Device model of a hardware run** (``pin_calibration``): ``qbo submit`` to ``ibm:BACKEND``
+  saves the backend's calibration at submission in ``calibration.json``, with the sha256 of
+  its snapshot; every unit, and every resume, takes its device model from there
+  (``pinned_calibration``), so a recalibration mid-run changes neither the pads nor the
+  decisions, and an edited file is refused.
 """
 
 from __future__ import annotations
@@ -48,14 +53,16 @@ from typing import Any
 from qbo.errors import BadFile, BadInput, RunFolderConflict
 from qbo.experiments.config import ExperimentConfig, load_config
 from qbo.experiments.journal import UnitJournal, verify_stages
-from qbo.files import fsync_folder, write_text_atomic
+from qbo.files import fsync_folder, json_object, write_text_atomic
+from qbo.noise import Snapshot
 
 FORMAT = 1
 MARKER = "run.json"
 LOCK = ".lock"
 STAGES = "stages.jsonl"
 UNITS = "units"
-PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl"}  # what may be in a folder before it is claimed (qbo submit)
+CALIBRATION = "calibration.json"
+PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl", CALIBRATION}  # what may be in a folder before it is claimed (qbo submit)
 
 
 def config_hash(config: ExperimentConfig) -> str:
@@ -323,3 +330,43 @@ def _holder(fd: int) -> str:
         return f"pid {int(info['pid'])} on host {str(info['host'])[:80]} (since {str(info['since'])[:40]})"
     except (ValueError, KeyError, TypeError, OSError):
         return "another process"
+
+
+def pin_calibration(folder: str | os.PathLike, snapshot: Snapshot) -> Snapshot:
+    """Save ``snapshot`` as the run's device model (``calibration.json``), unless the folder
+    already pins one: then that one is returned and kept (a resume never re-pins)."""
+    pinned = pinned_calibration(folder)
+    if pinned is not None:
+        return pinned
+    data = snapshot.to_json()
+    Snapshot.from_json(data)  # never pin an invalid snapshot
+    body = {"sha256": _snapshot_digest(data), "snapshot": data}
+    write_text_atomic(Path(folder) / CALIBRATION, json.dumps(body, indent=1) + "\n")
+    return snapshot
+
+
+def pinned_calibration(folder: str | os.PathLike | None) -> Snapshot | None:
+    """The device model ``qbo submit`` pinned in ``folder`` (None if there is none); a file
+    whose snapshot no longer matches its sha256, or that does not parse, is refused."""
+    if folder is None:
+        return None
+    path = Path(folder) / CALIBRATION
+    if not path.exists():
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadFile(f"cannot read '{path}': {exc.strerror}") from None
+    body = json_object(raw, f"'{path}'")
+    data = body.get("snapshot")
+    if not isinstance(data, dict) or body.get("sha256") != _snapshot_digest(data):
+        raise BadFile(f"'{path}' was changed after the run started (its snapshot does not match its sha256); "
+                      "restore it or start afresh")
+    try:
+        return Snapshot.from_json(data, label=CALIBRATION)
+    except ValueError as exc:
+        raise BadFile(f"'{path}': {exc}") from None
+
+
+def _snapshot_digest(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

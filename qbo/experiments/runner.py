@@ -63,8 +63,8 @@ from qbo.experiments.clock import Clock, make_clock
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_inputs, policy_options
 from qbo.experiments.folder import (
-    STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder, remove_units,
-    unit_key, verify_finished, verify_run_folder,
+    STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder,
+    pinned_calibration, remove_units, unit_key, verify_finished, verify_run_folder,
 )
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal
@@ -73,6 +73,7 @@ from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
+from qbo.noise import Snapshot
 from qbo.qmc.resumable import ResumableState
 from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
 from qbo.problems.base import Problem
@@ -224,7 +225,7 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
         # hardware job journal (jobs.jsonl), shared by all units
         executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
         try:
-            for record in run_stages(problem, policy, executor, _settings(config), at, clock=clock):
+            for record in run_stages(problem, policy, executor, _settings(config, out), at, clock=clock):
                 journal.append(record)
                 if on_progress:
                     on_progress(unit.key, record["cum_calls"], config.budget)
@@ -317,13 +318,24 @@ def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProbl
     return make_policy(algorithm, problem.arms, policy_inputs(problem), **options)
 
 
-def _settings(config: ExperimentConfig) -> StageSettings:
+def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) -> Snapshot | None:
+    """The calibration a run's estimators plan and pad with (issue 9): the snapshot of
+    ``aer:NAME``, the fake backend of ``fake:BACKEND`` (local mode simulates its noise), the
+    calibration ``qbo submit`` pinned in the run folder for ``ibm:BACKEND``; None for the
+    noiseless targets and for an ``ibm:`` run without one (its estimates then promise nothing
+    on the device, ``qbo.qmc.base.without_device_model``)."""
     target = parse_target(config.target)
-    # a device model (aer:NAME, or fake:BACKEND, which local mode simulates with the backend's
-    # noise) caps depth and pads the bias by its calibration, as qbo estimate does (issue 9)
-    snapshot = target.snapshot() if target.kind in ("aer", "fake") else None
+    if target.kind in ("aer", "fake"):
+        return target.snapshot()
+    if target.kind == "ibm":
+        return pinned_calibration(out_dir)
+    return None
+
+
+def _settings(config: ExperimentConfig, out_dir: str | Path | None = None) -> StageSettings:
+    # a device model caps depth and pads the bias by its calibration, as qbo estimate does
     return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config), config.weights, snapshot)
+                         _mitigation(config), config.weights, device_model(config, out_dir))
 
 
 def _mitigation(config: ExperimentConfig):
