@@ -77,6 +77,7 @@ from scipy.optimize import least_squares  # noqa: E402
 from scipy.stats import chi2  # noqa: E402
 
 from qbo.execution.base import Counts, check_shots  # noqa: E402
+from qbo.experiments.fanout import fan_out  # noqa: E402
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit  # noqa: E402
 from qbo.mitigation import make_mitigation  # noqa: E402
 from qbo.qmc.capped import CalibrationAwareIAE, predicted_pads  # noqa: E402
@@ -525,7 +526,7 @@ def main() -> None:
     parser.add_argument("--deltas", default="0,0.05,0.1")
     parser.add_argument("--k-top", type=int, default=20)
     parser.add_argument("--gof-shots", type=int, default=1000)
-    parser.add_argument("--jobs", type=int, default=1, help="processes for the (snapshot, oracle) cells")
+    parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the (snapshot, oracle) cells (qbo.experiments.fanout, as qbo run --workers)")
     parser.add_argument("--pad-check", action="store_true", help="only check the pads against the exact channels")
     parser.add_argument("--no-study", action="store_true", help="skip the estimator tables (e.g. BO only)")
     parser.add_argument("--bo-trials", type=int, default=0, help="trials of the BO-under-noise section (0: skip)")
@@ -551,16 +552,9 @@ def main() -> None:
     if not args.no_study:
         cells = [(name, kind) for name in args.snapshots.split(",") for kind in args.oracles.split(",")]
         work = [(name, kind, amplitudes, args.replicates, args.eps, args.alpha, args.seed) for name, kind in cells]
-        if args.jobs > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(args.jobs) as pool:
-                for (name, kind), (rows, lines, elapsed) in zip(cells, pool.map(_timed_study, work)):
-                    print_study(name, kind, rows, lines, elapsed)
-        else:
-            for (name, kind), item in zip(cells, work):
-                rows, lines, elapsed = _timed_study(item)
-                print_study(name, kind, rows, lines, elapsed)
+        # the cells run as qbo run --workers runs units: in this process, or on local Dask workers
+        for (name, kind), (rows, lines, elapsed) in zip(cells, fan_out(_timed_study, work, workers=args.jobs)):
+            print_study(name, kind, rows, lines, elapsed)
     if args.bo_trials:
         bo_section(args.bo_snapshot, args.bo_trials, args.bo_budget, args.seed)
 
