@@ -124,7 +124,7 @@ def test_resumed_qmc_on_a_device_model_is_refused_before_a_folder_is_claimed(tmp
 
 def test_stage_lines_parse_the_same_with_orjson_and_its_json_fallback():
     """merge parses with orjson; lines it refuses (NaN, big integers) fall back to json."""
-    from qbo.experiments.runner import _records
+    from qbo.experiments.journal import parse_lines as _records
 
     lines = [b'{"a":0.1,"b":[1,2],"c":null}', b'{"a":1e-300,"b":-0.0,"c":"x"}']
     assert _records(lines) == [json.loads(line) for line in lines]

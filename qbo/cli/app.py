@@ -9,7 +9,7 @@ from qbo.cli.depth_commands import calibrations_depth
 from qbo.cli.errors import fail, one_line
 from qbo.cli.hardware_commands import backends, jobs_app, pull, submit
 from qbo.cli.qmc_commands import circuits_app, estimate
-from qbo.cli.run_commands import plot, run
+from qbo.cli.run_commands import export, plot, run
 
 app = typer.Typer(
     help="qbo: quantum-first Bayesian optimisation with honest oracle-call accounting.",
@@ -19,6 +19,7 @@ app = typer.Typer(
 )
 app.command()(run)
 app.command()(plot)
+app.command()(export)
 app.command()(estimate)
 app.add_typer(circuits_app, name="circuits")
 app.add_typer(calibrations_app, name="calibrations")

@@ -1,4 +1,4 @@
-"""`qbo run` and `qbo plot`."""
+"""`qbo run`, `qbo plot` and `qbo export`."""
 
 from __future__ import annotations
 
@@ -86,6 +86,20 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> 
     records = read_stage_records(stages)
     plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
+
+
+@one_line_errors
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A finished qbo run folder.")],
+    out: Annotated[Optional[Path], typer.Option(help="Parquet file to write (default: RUN_DIR/stages.parquet).")] = None,
+) -> None:
+    """Write a finished run's stage records as Parquet (typed columns, for pandas, polars or
+    DuckDB); stages.jsonl stays the record. Needs pip install 'qbo[parquet]'."""
+    try:
+        from qbo.experiments.export import export_parquet
+    except ImportError:
+        raise ValueError("qbo export needs pyarrow: pip install 'qbo[parquet]'") from None
+    typer.echo(f"wrote {export_parquet(run_dir, out)}")
 
 
 def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):

@@ -334,6 +334,16 @@ def _run_folders() -> list[Case]:
         out.append(case(f"plot {label}", "plot", "x", files=setup[0], folders=setup[1]))
     out.append(case("plot config garbage", "plot", RUN, run="config:garbage"))
     out.append(case("plot no args", "plot"))
+    # qbo export: only a finished, verified run, to a file it may replace
+    for tamper in ("finished:edit-stage", "finished:delete-stage", "finished:no-stages", "finished:marker-garbage",
+                   "config:budget", "marker:delete", "journal:edit-value"):
+        out.append(case(f"export tampered {tamper}", "export", RUN, run=tamper))
+    out.append(case("export unfinished run", "export", RUN, run="journal:header"))
+    for label, setup in {"missing": ({}, []), "file": ({"x": "1"}, []), "empty folder": ({}, ["x"])}.items():
+        out.append(case(f"export {label}", "export", "x", files=setup[0], folders=setup[1]))
+    out.append(case("export --out is a folder", "export", RUN, "--out", "d", folders=["d"], run=""))
+    out.append(case("export --out below a file", "export", RUN, "--out", "f/s.parquet", files={"f": "x"}, run=""))
+    out.append(case("export no args", "export"))
     return out
 
 

@@ -21,7 +21,7 @@ def test_corpus_is_large_and_distinct():
     assert len(cases) >= 500
     assert len({c.name for c in cases}) == len(cases)
     commands = {c.argv[0] for c in cases}
-    assert {"run", "plot", "estimate", "circuits", "calibrations", "submit", "backends", "jobs"} <= commands
+    assert {"run", "plot", "export", "estimate", "circuits", "calibrations", "submit", "backends", "jobs"} <= commands
 
 
 @pytest.mark.slow
