@@ -34,7 +34,7 @@ from qbo.experiments.config import ExperimentConfig
 from qbo.grover import power_circuit
 from qbo.oracles import bernoulli
 from tests.support.fake_service import INSTANCE, OTHER_INSTANCE, FakeMode, FakeService, fake_ibm
-from tests.support.faults import FaultPlan, FaultyConnection, SimulatedCrash
+from tests.support.faults import FaultPlan, FaultyConnection, SimulatedCrash, pin_as_submit_does
 
 CONFIG = ExperimentConfig(algorithms=("q-gp-ucb", "gp-ucb"), budget=600, trials=1, target="ibm:ibm_test")
 FILES = ("stages.jsonl", "summary.csv", "config.toml")
@@ -354,6 +354,7 @@ def test_kill_9_at_20_random_moments_then_resume_gives_identical_results_and_one
     """Each kill lands a random 0-0.25 s after the journal grew (so mid-run, not during start-up)."""
     reference = fake_ibm()
     use(monkeypatch, reference)
+    pin_as_submit_does(tmp_path / "clean", reference, KILL_CONFIG.target)  # the runs below go through qbo submit
     runner.run_experiment(KILL_CONFIG, tmp_path / "clean")
     server, out = tmp_path / "server", tmp_path / "run"
     FakeService(store=server)

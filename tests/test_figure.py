@@ -7,10 +7,11 @@ import json
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qbo.experiments import runner
+from qbo.experiments import figure, runner
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Painter, _decode, _request, render_png
 from qbo.experiments.journal import encode_record
@@ -24,13 +25,18 @@ def _curves() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
             "gp-ucb": (x, np.log1p(x), np.where(x > 0, 0.1, np.nan))}  # a NaN travels as NaN
 
 
-def test_the_helper_draws_the_png_drawn_in_process():
+def test_the_helper_draws_the_png_drawn_in_process(monkeypatch, tmp_path):
+    expected = render_png(_curves(), *LABELS)
+    (tmp_path / "qbo").mkdir()  # a package of that name in the working directory must not shadow qbo
+    (tmp_path / "qbo" / "__init__.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(figure, "render_png", lambda *a: pytest.fail("the helper did not answer"))
     painter = Painter().start()
     try:
         png = painter.paint(_curves(), *LABELS)
     finally:
         painter.close()
-    assert png.startswith(b"\x89PNG") and png == render_png(_curves(), *LABELS)
+    assert png.startswith(b"\x89PNG") and png == expected
 
 
 def test_a_dead_helper_means_drawing_in_process():
@@ -61,7 +67,7 @@ def test_the_request_carries_every_float_exactly():
 
 def test_only_big_runs_with_a_spare_core_start_a_helper(monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "matplotlib", raising=False)
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(runner, "_cores", lambda: 2)
     small, busy = runner.painter_for(ExperimentConfig(trials=1, budget=100)), runner.painter_for(ExperimentConfig(), busy=2)
     default = runner.painter_for(ExperimentConfig())
     try:
@@ -93,3 +99,10 @@ def _same(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+def test_stage_lines_spell_floats_as_orjson_3_does():
+    """Stage bytes must not change under a resume or on another worker: the spelling is pinned."""
+    record = {"a": 1e-05, "b": 1e16, "c": 2.5e-07, "d": 0.1, "e": 2727.2400000000002, "f": 5e-324, "g": None, "h": 3}
+    assert encode_record(record) == (b'{"a":0.00001,"b":1e+16,"c":2.5e-7,"d":0.1,"e":2727.2400000000002,'
+                                     b'"f":5e-324,"g":null,"h":3}')

@@ -19,7 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from qbo.execution import make_executor, runtime
-from tests.support.faults import CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash
+from tests.support.faults import (
+    CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash, pin_as_submit_does,
+)
 from qbo.execution.jobs import (
     JobJournal, RetryPolicy, circuit_text, duplicate_submissions, fingerprint, transient_kind, write_settings,
 )
@@ -405,8 +407,10 @@ def test_the_sampler_tags_each_job_with_its_fingerprint():
 
 def clean_run(tmp_path) -> tuple[Path, int]:
     """CONFIG run without faults on a service of its own (identical requests share a tag, so
-    a shared service would let a resumed run re-attach to this run's jobs)."""
+    a shared service would let a resumed run re-attach to this run's jobs), pinned as
+    ``qbo submit`` pins it."""
     conn = ExactConnection()
+    pin_as_submit_does(tmp_path / "clean", conn, CONFIG.target)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(runtime, "connect", lambda kind: conn)
         runner.run_experiment(CONFIG, tmp_path / "clean")
@@ -418,6 +422,7 @@ def test_crash_mid_run_then_resume_gives_identical_results_without_resubmission(
     clean, clean_jobs = clean_run(tmp_path)
     crashed = tmp_path / "crashed"
     write_settings(crashed, "batch", FAST)
+    pin_as_submit_does(crashed, ibm, CONFIG.target)
     plan = FaultPlan(transient={3}, ambiguous={8}, timeout={5}, **crash)
     faulty = FaultyConnection(ibm, plan)
     with pytest.MonkeyPatch.context() as mp:
@@ -556,21 +561,40 @@ def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
     assert len(submissions(out)) == n
 
 
-def test_a_pinned_calibration_is_kept_and_an_edited_one_refused(tmp_path):
-    from qbo.errors import BadFile
-    from qbo.experiments.folder import CALIBRATION, pin_calibration, pinned_calibration
+def test_a_pinned_calibration_is_kept_and_guarded_by_run_json(tmp_path):
+    """Pinned before the claim, recorded in run.json by it: a later pin keeps the first, and
+    an edited, deleted or foreign pin, or one added after the claim, is refused."""
+    from qbo.errors import BadFile, BadInput
+    from qbo.experiments.folder import CALIBRATION, claim_run_folder, pin_calibration, pinned_calibration
     from qbo.noise import export_from_fake
 
     torino, fez = export_from_fake("FakeTorino"), export_from_fake("FakeFez")
-    assert pinned_calibration(tmp_path) is None
-    pin_calibration(tmp_path, torino)
-    assert pin_calibration(tmp_path, fez).to_json() == torino.to_json()  # a resume never re-pins
-    path = tmp_path / CALIBRATION
-    body = json.loads(path.read_text())
+    mine, config = torino.source, ExperimentConfig(budget=100, trials=1)
+    folder, bare = tmp_path / "run", tmp_path / "bare"
+    folder.mkdir()
+    assert pinned_calibration(folder, mine) is None
+    pin_calibration(folder, torino, mine)
+    assert pin_calibration(folder, fez, mine).to_json() == torino.to_json()  # never re-pinned
+    with pytest.raises(BadInput, match="but the run targets"):
+        pinned_calibration(folder, fez.source)
+    claim_run_folder(folder, config).release()
+    assert "calibration_sha256" in json.loads((folder / "run.json").read_text())
+    path, kept = folder / CALIBRATION, (folder / CALIBRATION).read_text()
+    body = json.loads(kept)
     body["snapshot"]["qubits"][0]["t1"] *= 2  # a better qubit 0, same sha256
     path.write_text(json.dumps(body))
-    with pytest.raises(BadFile, match="was changed after the run started"):
-        pinned_calibration(tmp_path)
+    with pytest.raises(BadFile, match="was changed after it was pinned"):
+        pinned_calibration(folder, mine)
+    path.unlink()
+    with pytest.raises(BadFile, match="is missing"):
+        pinned_calibration(folder, mine)
+    path.write_text(kept)
+    assert pinned_calibration(folder, mine).to_json() == torino.to_json()
+    claim_run_folder(bare, config).release()  # claimed without a pin: it keeps none
+    assert pin_calibration(bare, torino, mine) is None and not (bare / CALIBRATION).exists()
+    (bare / CALIBRATION).write_text(kept)
+    with pytest.raises(BadFile, match="was added after the run started"):
+        pinned_calibration(bare, mine)
 
 
 def test_backends_lists_every_kind_of_target_offline(no_credentials):

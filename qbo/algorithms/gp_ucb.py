@@ -191,7 +191,7 @@ class GPUCB(_SurrogatePolicy):
         super().__init__(arms, config if config is not None else GPUCBConfig())
         self.lam = float(self.config.noise)
         self.surrogate = build_surrogate(self.config, self.arms, self.lam, self.lam, self.config.delta)
-        self._beta_at: tuple[int, float] = (0, 0.0)  # (round, beta) of the last call
+        self._beta_at: tuple[int | None, float] = (None, 0.0)  # (round, beta) of the last call
 
     def beta(self, t: int) -> float:
         """Multiplier of sigma at round ``t`` (1-based); see ``GPUCBConfig``. The last value

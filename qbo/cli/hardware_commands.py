@@ -91,21 +91,23 @@ def submit(
         raise typer.Exit(code=1)
     write_settings(folder, mode, retry, limits)
     if calibration is not None:
-        pin_calibration(folder, calibration)  # the run's device model, for every unit and resume
+        pin_calibration(folder, calibration, cfg.target)  # the run's device model, for every unit and resume
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
 
 
 def _calibration(kind: str, name: str, device: Any, folder: Path) -> Any:
-    """The device model of an ``ibm:`` run: the one its folder pinned (a submit into an
-    existing run folder), else the backend's calibration now (``snapshot_from_backend``);
-    None for ``fake:``, whose model is the fake backend's own calibration."""
-    from qbo.experiments.folder import pinned_calibration
+    """The device model of an ``ibm:`` run: what a claimed run folder pinned (None: it has
+    none, and keeps none), a pin left before the claim, else the backend's calibration now
+    (``snapshot_from_backend``); None for ``fake:``, whose model is the fake backend's own."""
+    from qbo.experiments.folder import MARKER, pinned_calibration
     from qbo.noise import snapshot_from_backend
 
     if kind != "ibm":
         return None
-    pinned = pinned_calibration(folder) if folder.is_dir() else None
-    return pinned if pinned is not None else snapshot_from_backend(device, source=f"{kind}:{name}")
+    pinned = pinned_calibration(folder, f"{kind}:{name}") if folder.is_dir() else None
+    if pinned is not None or (folder / MARKER).exists():
+        return pinned
+    return snapshot_from_backend(device, source=f"{kind}:{name}")
 
 
 def _confirmed() -> bool:

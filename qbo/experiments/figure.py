@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -93,8 +94,8 @@ class Painter:
             try:
                 root = str(Path(__file__).resolve().parents[2])  # this qbo, installed or not
                 path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-                self._helper = subprocess.Popen(
-                    [sys.executable, "-m", "qbo.experiments.figure"], stdin=subprocess.PIPE,
+                self._helper = subprocess.Popen(  # -P: nothing from the working directory shadows qbo or matplotlib
+                    [sys.executable, "-P", "-m", "qbo.experiments.figure"], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=path),
                 )
             except OSError:
@@ -103,15 +104,20 @@ class Painter:
 
     def paint(self, curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
         """The PNG of ``render_png(curves, ...)``, from the helper when it answers."""
-        helper, self._helper = self._helper, None  # one request per helper
-        if helper is not None:
+        if self._helper is not None:
+            request = _request(curves, xlabel, ylabel, title)
+            helper, self._helper = self._helper, None  # one request per helper
+            png = b""
             try:
-                png, _ = helper.communicate(_request(curves, xlabel, ylabel, title), timeout=60)
-                if helper.returncode == 0 and png.startswith(_PNG_MAGIC):
-                    return png
+                png, _ = helper.communicate(request, timeout=60)
             except (OSError, ValueError, subprocess.TimeoutExpired):
-                helper.kill()
-                helper.wait()
+                pass
+            finally:
+                if helper.poll() is None:  # it did not answer (or we were interrupted): stop it
+                    helper.kill()
+                    helper.communicate()
+            if helper.returncode == 0 and png.startswith(_PNG_MAGIC):
+                return png
         return render_png(curves, xlabel, ylabel, title)
 
     def close(self) -> None:
@@ -129,15 +135,22 @@ class Painter:
 
 
 def _serve() -> int:
-    """The helper: warm matplotlib up, then answer one request from stdin with PNG bytes."""
+    """The helper: warm matplotlib up, then answer one request from stdin with PNG bytes.
+    It exits when its stdin closes or its parent dies (a process forked from the parent, a
+    Dask worker, may hold the pipe open after a kill -9)."""
+    parent = os.getppid()
     x = np.arange(1.0, 4.0)  # two curves a decade apart: the log axis and legend load their fonts too
     render_png({"a": (x, x, 0 * x), "b": (x, 100 * x, 0 * x)}, "x", "y", "warm-up")
+    stdin = sys.stdin.buffer
+    while not select.select([stdin], [], [], 1.0)[0]:
+        if os.getppid() != parent:
+            return 0
     parts = []
     for _ in range(2):  # the head, then the arrays
-        size = sys.stdin.buffer.read(_LENGTH.size)
+        size = stdin.read(_LENGTH.size)
         if len(size) < _LENGTH.size:  # the run ended without a figure (or died)
             return 0
-        parts.append(sys.stdin.buffer.read(_LENGTH.unpack(size)[0]))
+        parts.append(stdin.read(_LENGTH.unpack(size)[0]))
     sys.stdout.buffer.write(render_png(*_decode(*parts)))
     sys.stdout.buffer.flush()
     return 0

@@ -31,10 +31,11 @@ written for another configuration is refused too.
   two holds the records, and a finished run is verified against its mark
   (``verify_finished``).
 - **Device model of a hardware run** (``pin_calibration``): ``qbo submit`` to ``ibm:BACKEND``
-  saves the backend's calibration at submission in ``calibration.json``, with the sha256 of
-  its snapshot; every unit, and every resume, takes its device model from there
-  (``pinned_calibration``), so a recalibration mid-run changes neither the pads nor the
-  decisions, and an edited file is refused.
+  saves the backend's calibration at submission in ``calibration.json`` (with the sha256 of
+  its snapshot) before the claim, and the claim records that sha256 in run.json; every unit
+  and every resume takes its device model from there (``pinned_calibration``), so a
+  recalibration mid-run changes neither the pads nor the decisions. A pinned file that is
+  edited, deleted or pinned for another backend, or one added after the claim, is refused.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ LOCK = ".lock"
 STAGES = "stages.jsonl"
 UNITS = "units"
 CALIBRATION = "calibration.json"
+PIN_KEY = "calibration_sha256"  # run.json's record of the pinned device model
 PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl", CALIBRATION}  # what may be in a folder before it is claimed (qbo submit)
 
 
@@ -296,8 +298,13 @@ def _sweep_stale_claims(parent: Path, name: str) -> None:
 
 
 def _write_marker(folder: Path, config: ExperimentConfig, done: dict[str, Any] | None = None) -> None:
-    marker = {"format": FORMAT, "config_sha256": config_hash(config)} | ({"finished": done} if done else {})
-    write_text_atomic(folder / MARKER, json.dumps(marker) + "\n")
+    """run.json; at the claim it records the sha256 of a pinned calibration.json, later
+    rewrites keep it (``pinned_calibration`` then insists on that file)."""
+    marker = {"format": FORMAT, "config_sha256": config_hash(config)}
+    pinned = _read_marker(folder).get(PIN_KEY) if (folder / MARKER).exists() else _pin_digest(folder)
+    if pinned is not None:
+        marker[PIN_KEY] = pinned
+    write_text_atomic(folder / MARKER, json.dumps(marker | ({"finished": done} if done else {})) + "\n")
 
 
 def _read_marker(folder: Path) -> dict[str, Any]:
@@ -310,6 +317,7 @@ def _read_marker(folder: Path) -> dict[str, Any]:
         raise BadFile(f"'{path}' is not valid JSON; the run folder is damaged") from None
     if (not isinstance(marker, dict) or marker.get("format") != FORMAT
             or not isinstance(marker.get("config_sha256"), str) or len(marker["config_sha256"]) != 64
+            or not isinstance(marker.get(PIN_KEY, ""), str)
             or not _finished_record(marker.get("finished", {}))):
         raise BadFile(f"'{path}' is not a run.json of format {FORMAT}; the run folder is damaged")
     return marker
@@ -332,25 +340,64 @@ def _holder(fd: int) -> str:
         return "another process"
 
 
-def pin_calibration(folder: str | os.PathLike, snapshot: Snapshot) -> Snapshot:
-    """Save ``snapshot`` as the run's device model (``calibration.json``), unless the folder
-    already pins one: then that one is returned and kept (a resume never re-pins)."""
-    pinned = pinned_calibration(folder)
-    if pinned is not None:
-        return pinned
+def pin_calibration(folder: str | os.PathLike, snapshot: Snapshot, target: str) -> Snapshot | None:
+    """Pin ``snapshot`` as the device model of the run about to be claimed in ``folder``
+    (``calibration.json``, created exclusively: a file already there is kept and returned);
+    a folder already claimed keeps what its run.json records (None: it has no device model)."""
+    folder = Path(folder)
+    if (folder / MARKER).exists():
+        return pinned_calibration(folder, target)
     data = snapshot.to_json()
     Snapshot.from_json(data)  # never pin an invalid snapshot
-    body = {"sha256": _snapshot_digest(data), "snapshot": data}
-    write_text_atomic(Path(folder) / CALIBRATION, json.dumps(body, indent=1) + "\n")
+    body = json.dumps({"sha256": _snapshot_digest(data), "snapshot": data}, indent=1) + "\n"
+    staged = write_text_atomic(folder / f".{CALIBRATION}.{os.getpid()}", body)
+    try:
+        os.link(staged, folder / CALIBRATION)  # never replaces: a racing submit's pin stays
+        fsync_folder(folder)
+    except FileExistsError:
+        pass
+    finally:
+        staged.unlink()
+    return pinned_calibration(folder, target)
+
+
+def pinned_calibration(folder: str | os.PathLike | None, target: str | None = None) -> Snapshot | None:
+    """The device model pinned in ``folder`` (None if there is none). Once the run is claimed,
+    run.json says whether it has one: a pinned file that went missing, was changed or was
+    added later is refused, as is one pinned for another target than ``target``."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    path = folder / CALIBRATION
+    recorded = _read_marker(folder).get(PIN_KEY) if (folder / MARKER).exists() else None
+    if (folder / MARKER).exists() and recorded is None:
+        if path.exists():
+            raise BadFile(f"'{path}' was added after the run started without one; remove it (the run has no "
+                          "device model) or start afresh")
+        return None
+    if not path.exists():
+        if recorded is not None:
+            raise BadFile(f"'{path}' is missing: the run started with it as its device model ({MARKER}); restore it "
+                          "or start afresh")
+        return None
+    digest = _pin_digest(folder)
+    if recorded is not None and digest != recorded:
+        raise BadFile(f"'{path}' is not the calibration the run started with ({MARKER}); restore it or start afresh")
+    body = json.loads(path.read_bytes())
+    try:
+        snapshot = Snapshot.from_json(body["snapshot"], label=CALIBRATION)
+    except ValueError as exc:
+        raise BadFile(f"'{path}': {exc}") from None
+    if target is not None and snapshot.source != target:
+        raise BadInput(f"'{path}' pins the calibration of {snapshot.source}, but the run targets {target}; "
+                       "use a fresh --out")
     return snapshot
 
 
-def pinned_calibration(folder: str | os.PathLike | None) -> Snapshot | None:
-    """The device model ``qbo submit`` pinned in ``folder`` (None if there is none); a file
-    whose snapshot no longer matches its sha256, or that does not parse, is refused."""
-    if folder is None:
-        return None
-    path = Path(folder) / CALIBRATION
+def _pin_digest(folder: Path) -> str | None:
+    """The sha256 a valid calibration.json in ``folder`` records for its snapshot (None: no file);
+    a file whose snapshot does not match it, or that does not parse, is refused."""
+    path = folder / CALIBRATION
     if not path.exists():
         return None
     try:
@@ -360,12 +407,9 @@ def pinned_calibration(folder: str | os.PathLike | None) -> Snapshot | None:
     body = json_object(raw, f"'{path}'")
     data = body.get("snapshot")
     if not isinstance(data, dict) or body.get("sha256") != _snapshot_digest(data):
-        raise BadFile(f"'{path}' was changed after the run started (its snapshot does not match its sha256); "
+        raise BadFile(f"'{path}' was changed after it was pinned (its snapshot does not match its sha256); "
                       "restore it or start afresh")
-    try:
-        return Snapshot.from_json(data, label=CALIBRATION)
-    except ValueError as exc:
-        raise BadFile(f"'{path}': {exc}") from None
+    return body["sha256"]
 
 
 def _snapshot_digest(data: dict[str, Any]) -> str:

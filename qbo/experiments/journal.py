@@ -56,9 +56,11 @@ def encode_record(record: dict[str, Any]) -> bytes:
     """``record`` as compact JSON bytes: orjson (about 10x the standard library, which made
     this 0.45 s of the default run's 10^5 stages), or the standard library where orjson would
     refuse or change a value: integers past 64 bits, and NaN or infinities, which orjson
-    writes as null (seen as more nulls than the record has None values; a nested or a string
-    "null" takes the same slow path, which gives the same line). Both parse to the same
-    values; the float spelling may differ (``0.00001`` vs ``1e-05``)."""
+    writes as null (seen as more nulls than the record has None values; a nested None or a
+    string holding "null" takes the same slow path). Both parse to the same values; the
+    spelling may differ (``0.00001`` vs ``1e-05``, UTF-8 vs ``\\u`` escapes), so the bytes of a
+    line depend on orjson's float spelling, which ``pyproject.toml`` pins to 3.x and
+    ``tests/test_figure.py`` checks."""
     try:
         data = orjson.dumps(record)
     except orjson.JSONEncodeError:

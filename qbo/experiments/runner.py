@@ -157,9 +157,15 @@ def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
     has matplotlib already draw in process."""
     painter = Painter()
     big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
-    if big and (os.cpu_count() or 1) > busy and "matplotlib" not in sys.modules:
+    if big and _cores() > busy and "matplotlib" not in sys.modules:
         painter.start()
     return painter
+
+
+def _cores() -> int:
+    """Cores this process may run on (its affinity, where the platform says)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
 def check_experiment(config: ExperimentConfig) -> StageSettings:
@@ -191,9 +197,9 @@ def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
                          f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
     target = parse_target(config.target)
-    if target.kind in ("aer", "fake") and target.name:  # _settings gives such a run the snapshot
+    if (target.kind in ("aer", "fake") and target.name) or target.kind == "ibm":  # runs with a device model
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
-                         f"target {config.target!r} is a device model: use a noiseless target (exact, aer) or "
+                         f"target {config.target!r} has a device model: use a noiseless target (exact, aer) or "
                          "a policy without resume")
 
 
@@ -314,7 +320,7 @@ def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) ->
     if target.kind in ("aer", "fake"):
         return target.snapshot()
     if target.kind == "ibm":
-        return pinned_calibration(out_dir)
+        return pinned_calibration(out_dir, str(target))
     return None
 
 

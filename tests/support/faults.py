@@ -168,3 +168,16 @@ def ExactConnection(backends: Sequence[str] = ("ibm_test",), store: str | os.Pat
     from tests.support.fake_service import fake_ibm
 
     return fake_ibm(store, backends=backends, device=device, **options)
+
+
+def pin_as_submit_does(folder: str | os.PathLike, conn: Any, target: str) -> None:
+    """What ``qbo submit`` does before the claim of an ``ibm:`` run: pin the backend's
+    calibration as the run's device model (``qbo.experiments.folder.pin_calibration``)."""
+    from pathlib import Path
+
+    from qbo.experiments.folder import pin_calibration
+    from qbo.noise import snapshot_from_backend
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    name = target.partition(":")[2]
+    pin_calibration(folder, snapshot_from_backend(conn.backend(name), source=target), target)
