@@ -34,7 +34,8 @@ device; these rows define B1 and B2). ``[dev]``: what qbo runs where it knows th
 calibration-aware IAE with mitigation none, rem and zne+rem (``qbo.qmc.capped``: depth cap,
 every round padded by the residual bias the depth model allows) at B1 and B2 through its own
 cost model (which aims at a reachable eps, so such a row may spend less than the budget), and
-MLAE given the budget. Extra columns: the share of estimates with ``reached_epsilon`` True,
+MLAE given the budget, without and with ZNE's folds (scales 1, 3) as extra likelihood terms
+(``mlae+zne``; every folded shot counts s (2k + 1) calls of the budget). Extra columns: the share of estimates with ``reached_epsilon`` True,
 the coverage among those, and the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
 eps below the noise floor). Each cell also prints a pad check: the largest |exact bias| / pad
 over 10 of its amplitudes and k <= 12 (below 1: the pads hold on the exact channels).
@@ -48,6 +49,10 @@ by the half-width they reached).
     python bench/noise.py [--amplitudes 100] [--replicates 2] [--snapshots a,b] [--oracles bernoulli,entangled]
                           [--eps 0.01] [--alpha 0.05] [--seed 0] [--jobs 1] [--coherent] [--deltas 0,0.05,0.1]
                           [--bo-trials 0] [--bo-budget 3000] [--bo-snapshot fake_torino] [--no-study]
+                          [--fold-fit] [--scales 1,3,5] [--k-top 20] [--gof-shots 1000]
+
+Folded decay fits (``--fold-fit``): which contrast model of a folded power C (C^dagger C)^n
+the exact channels follow (``fold_fit_study``), for mlae+zne's likelihood.
 
 The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 5 --bo-budget 10000`` (all four
 snapshots x both oracles, 100 amplitudes x 2 replicates).
@@ -402,6 +407,12 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
             if hasattr(est, "budget"):
                 est = dataclasses.replace(est, budget=int(budgets[label]), epsilon=min(eps, 1e-4))
             rows.append(("mlae [dev]", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
+        # ZNE's folds (scales 1, 3) as extra terms of MLAE's likelihood, same budgets and seeds
+        zne = make_mitigation("zne", snapshot)
+        for label in ("B1", "B2"):
+            est = dataclasses.replace(make_estimator("mlae", eps, alpha, snapshot=snapshot, mitigation=zne),
+                                      budget=int(budgets[label]), epsilon=min(eps, 1e-4))
+            rows.append(("mlae+zne [dev]", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
     return rows, lines
 
 
