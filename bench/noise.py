@@ -36,8 +36,9 @@ every round padded by the residual bias the depth model allows) at B1 and B2 thr
 cost model (which aims at a reachable eps, so such a row may spend less than the budget), and
 MLAE given the budget, without and with ZNE's folds (scales 1, 3) as extra likelihood terms
 (``mlae+zne``; every folded shot counts s (2k + 1) calls of the budget). Extra columns: the share of estimates with ``reached_epsilon`` True,
-the coverage among those, and the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
-eps below the noise floor). Each cell also prints a pad check: the largest |exact bias| / pad
+the coverage among those, the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
+eps below the noise floor), and "misfit": MLAE estimates whose goodness of fit failed (their
+interval is widened). Each cell also prints a pad check: the largest |exact bias| / pad
 over 10 of its amplitudes and k <= 12 (below 1: the pads hold on the exact channels).
 
 BO under noise (``--bo-trials N``): q-gp-ucb with the noise-aware estimator ('auto', MLAE on a
@@ -464,12 +465,12 @@ def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elaps
         print(line)
     print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
     print(f"{'method':22s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
-          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s}")
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s} {'misfit':>6s}")
     for method, label, budget, how, r in rows:
         needed = r["needed"]
         need = "-" if math.isnan(needed) else ("unreachable" if math.isinf(needed) else f"{needed:.3g}")
         print(f"{method:22s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
-              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f}")
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f} {r['flagged']:6d}")
 
 
 # ---------------------------------------------------------------- coherent error and twirling

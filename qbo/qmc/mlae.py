@@ -98,8 +98,30 @@ information at the fit; None when not reachable) and ``epsilon_floor`` (0 under 
 model: the fitted decay only slows the rate to 1/sqrt(calls) beyond k_cap; the reached
 half-width when the model does not fit, since then no smaller claim is supported).
 
+ZNE (issue 9, item 3; ``mitigation``, method 'mlae+zne'): zero-noise extrapolation's
+folded powers C (C^dagger C)^n, C = Q^k A, scale s = 2n + 1 (global folding, Giurgica-Tiron
+et al. 2020, Sec. II.A) enter as extra binomial terms of the same likelihood, not as an
+extrapolation: every schedule round of n shots at power k runs every scale s_j of the
+mitigation at its own split n_j (``shots_per_scale``; Richardson (1, 3): 13 and 3 of 16).
+A fold is the same unitary, so its ideal P(1) is sin^2((2k + 1) theta), and it shares
+theta, A0 and r; its contrast follows the depolarising picture (Tanaka et al. 2021) in one
+of two forms (``qbo.qmc.likelihood``): per oracle call, A0 r^((s (2k + 1) - 1) / 2) (each of
+the 2k + 1 calls of Q^k A contributes sqrt r, SPAM in A0; s = 1 gives A0 r^k), used without
+a calibration; or per block, A0 r^(s k) b^n, b the contrast of one A^dagger A pair, fixed at
+the calibration depth model's c(0, 3) / c(0, 1). On bench/noise.py's exact channels the
+per-call form misfits the entangled oracle's folds (a Grover step's reflections cost more
+contrast than two oracle calls), the per-block form fits them (``bench/noise.py --fold-fit``,
+docs/noise.md). Readout stays inside the likelihood: the folded counts are not corrected,
+and a mitigation's REM is not applied a second time ('rem' alone is refused). Every folded
+shot costs s (2k + 1) calls: in ``Round.oracle_calls``, the budget (a round is cut to the
+shots whose folded calls fit), the ladder cap (budget / (3 ``shots`` sum_j w_j s_j)), the
+design's information per call, ``calls_for_epsilon`` and the cost model (the mitigation's
+device-free split, ``ProbabilityEstimator.cost_model``). The goodness-of-fit tests run over
+the (k, s) terms: the deviance on (#terms - 1 - #free nuisances) dof. The k = 0 check round
+is not folded.
+
 Honest calls: every round is a ``Round`` of shots of Q^k A, k = 0 included, at
-shots (2k + 1) calls each (``Estimate.oracle_calls``).
+shots (2k + 1) calls each, folded ones at shots s (2k + 1) (``Estimate.oracle_calls``).
 """
 
 from __future__ import annotations
