@@ -34,9 +34,11 @@ device; these rows define B1 and B2). ``[dev]``: what qbo runs where it knows th
 calibration-aware IAE with mitigation none, rem and zne+rem (``qbo.qmc.capped``: depth cap,
 every round padded by the residual bias the depth model allows) at B1 and B2 through its own
 cost model (which aims at a reachable eps, so such a row may spend less than the budget), and
-MLAE given the budget. Extra columns: the share of estimates with ``reached_epsilon`` True,
-the coverage among those, and the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
-eps below the noise floor). Each cell also prints a pad check: the largest |exact bias| / pad
+MLAE given the budget, without and with ZNE's folds (scales 1, 3) as extra likelihood terms
+(``mlae+zne``; every folded shot counts s (2k + 1) calls of the budget). Extra columns: the share of estimates with ``reached_epsilon`` True,
+the coverage among those, the median ``diagnostics['calls_for_epsilon']`` ("unreachable":
+eps below the noise floor), and "misfit": MLAE estimates whose goodness of fit failed (their
+interval is widened). Each cell also prints a pad check: the largest |exact bias| / pad
 over 10 of its amplitudes and k <= 12 (below 1: the pads hold on the exact channels).
 
 BO under noise (``--bo-trials N``): q-gp-ucb with the noise-aware estimator ('auto', MLAE on a
@@ -48,6 +50,10 @@ by the half-width they reached).
     python bench/noise.py [--amplitudes 100] [--replicates 2] [--snapshots a,b] [--oracles bernoulli,entangled]
                           [--eps 0.01] [--alpha 0.05] [--seed 0] [--jobs 1] [--coherent] [--deltas 0,0.05,0.1]
                           [--bo-trials 0] [--bo-budget 3000] [--bo-snapshot fake_torino] [--no-study]
+                          [--fold-fit] [--scales 1,3,5] [--k-top 20] [--gof-shots 1000]
+
+Folded decay fits (``--fold-fit``): which contrast model of a folded power C (C^dagger C)^n
+the exact channels follow (``fold_fit_study``), for mlae+zne's likelihood.
 
 The full study (issue 9, item 8): ``python bench/noise.py --jobs 2 --bo-trials 5 --bo-budget 10000`` (all four
 snapshots x both oracles, 100 amplitudes x 2 replicates).
@@ -403,6 +409,12 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
             if hasattr(est, "budget"):
                 est = dataclasses.replace(est, budget=int(budgets[label]), epsilon=min(eps, 1e-4))
             rows.append(("mlae [dev]", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
+        # ZNE's folds (scales 1, 3) as extra terms of MLAE's likelihood, same budgets and seeds
+        zne = make_mitigation("zne", snapshot)
+        for label in ("B1", "B2"):
+            est = dataclasses.replace(make_estimator("mlae", eps, alpha, snapshot=snapshot, mitigation=zne),
+                                      budget=int(budgets[label]), epsilon=min(eps, 1e-4))
+            rows.append(("mlae+zne [dev]", label, budgets[label], "budget", run_cell(est, oracles, model, replicates, seed + 4)))
     return rows, lines
 
 
@@ -454,12 +466,12 @@ def print_study(name: str, kind: str, rows: list[tuple], lines: list[str], elaps
         print(line)
     print(f"\n{name} x {kind}  ({rows[0][4]['n']} estimates per row, {elapsed:.0f} s)")
     print(f"{'method':22s} {'budget':>11s} {'how':>11s} {'honest calls':>12s} {'MAE':>9s} {'+-se':>8s} "
-          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s}")
+          f"{'coverage':>8s} {'Wilson95':>8s} {'width':>8s} {'reached':>7s} {'cov|rch':>7s} {'calls for eps (median)':>22s} {'floor':>7s} {'CPU s':>6s} {'misfit':>6s}")
     for method, label, budget, how, r in rows:
         needed = r["needed"]
         need = "-" if math.isnan(needed) else ("unreachable" if math.isinf(needed) else f"{needed:.3g}")
         print(f"{method:22s} {label:>3s}={budget:7.0f} {how:>11s} {r['calls']:12.0f} {r['mae']:9.5f} {r['mae_se']:8.5f} "
-              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f}")
+              f"{r['coverage']:8.1%} {r['wilson']:8.1%} {r['width']:8.4f} {r['reached']:7.0%} {r['cov_reached']:7.1%} {need:>22s} {r['floor']:7.4f} {r['cpu']:6.1f} {r['flagged']:6d}")
 
 
 # ---------------------------------------------------------------- coherent error and twirling
@@ -513,6 +525,87 @@ def coherent_study(name: str, deltas: list[float], amplitudes: np.ndarray, k_top
                   f"{np.mean(np.array(pvals) < 0.01):12.0%} {np.mean(errs):16.5f} {np.max(errs):8.5f} {np.mean(rs):9.4f}")
 
 
+FOLD_MODELS = ("per-call", "block", "block@prior", "own-rate")
+
+
+def fold_contrast(ks: np.ndarray, scales: np.ndarray, a0: float, r: float, model: str = "per-call",
+                  extra: float | None = None) -> np.ndarray:
+    """Contrast of Q^k A folded at scale s (n = (s - 1) / 2 folds) under the decay models:
+    per-call, A0 r^((s(2k+1)-1)/2) (every oracle call decays by sqrt r); block,
+    A0 r^(s k) b^n (each fold C^dagger C adds 2k Grover steps and one A^dagger A pair of
+    contrast b; per-call is b = r); own-rate, A0 r^k w^(n (2k+1)) (the folded calls decay
+    at a rate w of their own; per-call is w = r)."""
+    folds = (scales - 1) / 2
+    if model == "per-call":
+        return a0 * r ** ((scales * (2 * ks + 1) - 1) / 2)
+    if model in ("block", "block@prior"):
+        return a0 * r ** (scales * ks) * extra**folds
+    return a0 * r**ks * extra ** (folds * (2 * ks + 1))
+
+
+def fold_fit(ks, scales, p_obs, p01, p10, a_true, model: str, shots: int, b_prior: float = 1.0
+             ) -> tuple[float, float, np.ndarray]:
+    """Fit theta, A0, r (and b or w) to exact P(k, s) by least squares weighted with the
+    binomial sd at ``shots`` shots per term ('block@prior': b fixed at ``b_prior``). Returns
+    (expected deviance, |a_fit - a|, fitted parameters)."""
+    g = 1.0 - p01 - p10
+    sd = np.sqrt(np.clip(p_obs * (1 - p_obs), 1e-9, None) / shots)
+    free_extra = model in ("block", "own-rate")
+
+    def predict(x):
+        extra = x[3] if free_extra else b_prior
+        c = fold_contrast(ks, scales, x[1], x[2], model, extra)
+        return p01 + g * (0.5 + c * (np.sin((2 * ks + 1) * x[0]) ** 2 - 0.5))
+
+    start = [math.asin(math.sqrt(a_true)), 1.0, 0.95] + ([0.95] if free_extra else [])
+    upper = [math.pi / 2, 1.0, 1.0] + ([1.0] if free_extra else [])
+    fit = least_squares(lambda x: (predict(x) - p_obs) / sd, start, bounds=([0.0] * len(start), upper))
+    return expected_deviance(p_obs, predict(fit.x), shots), abs(math.sin(fit.x[0]) ** 2 - a_true), fit.x
+
+
+def fold_fit_study(name: str, kinds: list[str], amplitudes: np.ndarray, k_top: int, scales: tuple[int, ...],
+                   shots: int) -> None:
+    """``--fold-fit``: which decay model describes the folded circuits' exact P(k, s)? For every
+    oracle and amplitude, the exact readout-affected P(k, s), k = 0..k_top, s in ``scales``,
+    is fitted by each model of ``FOLD_MODELS`` ('block@prior': b fixed at the depth model's
+    contrast ratio c(0, 3) / c(0, 1), ``qbo.noise.depth.power_noise``), and, as a reference,
+    the unfolded P(k) alone; the table gives the expected deviance at ``shots`` shots per
+    term (its excess over the chi-square reference), its p-value, the amplitude bias of the
+    fit and the fitted rates."""
+    snapshot = load_snapshot(name)
+    model = DeviceModel(snapshot)
+    ks_all = np.arange(k_top + 1, dtype=float)
+    print(f"\nfolded decay fits, {name}, k = 0..{k_top}, scales {scales}, {len(amplitudes)} amplitudes, "
+          f"expected deviance at {shots} shots per (k, s)")
+    print(f"{'oracle':10s} {'data':7s} {'model':11s} {'dof':>4s} {'mean dev':>9s} {'median p*':>9s} "
+          f"{'share p*<.01':>12s} {'|a_fit - a| mean':>16s} {'max':>8s} {'r':>7s} {'b or w':>7s}")
+    variants = [("plain", "per-call")] + [("folded", m) for m in FOLD_MODELS]
+    for kind in kinds:
+        rows = []
+        for a in amplitudes:
+            oracle = make_oracle(kind, float(a))
+            channels = model.add(oracle)
+            conf = model.confusion
+            b_prior = (power_noise(snapshot, oracle, 0, 3, model.compiler).contrast
+                       / power_noise(snapshot, oracle, 0, 1, model.compiler).contrast)
+            ks = np.repeat(ks_all, len(scales))
+            ss = np.tile(np.array(scales, dtype=float), len(ks_all))
+            p = np.array([float(conf.observe(channels.probability(int(k), int(s)))) for k, s in zip(ks, ss)])
+            row = []
+            for data, m in variants:
+                pick = ss == 1 if data == "plain" else np.ones(len(ks), dtype=bool)
+                dev, err, x = fold_fit(ks[pick], ss[pick], p[pick], conf.p01, conf.p10, float(a), m, shots, b_prior)
+                row.append((dev, err, x[2], x[3] if len(x) > 3 else (b_prior if m == "block@prior" else float("nan"))))
+            rows.append(row)
+        for j, (data, m) in enumerate(variants):
+            terms = len(ks_all) * (1 if data == "plain" else len(scales))
+            dof = terms - (4 if m in ("block", "own-rate") else 3)
+            devs, errs, rs, extras = (np.array([row[j][i] for row in rows]) for i in range(4))
+            pvals = np.array([float(chi2.sf(dof + d, dof)) for d in devs])
+            print(f"{kind:10s} {data:7s} {m:11s} {dof:4d} {devs.mean():9.1f} {np.median(pvals):9.3g} "
+                  f"{np.mean(pvals < 0.01):12.0%} {errs.mean():16.5f} {errs.max():8.5f} {rs.mean():7.4f} {np.mean(extras):7.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--amplitudes", type=int, default=100)
@@ -528,6 +621,9 @@ def main() -> None:
     parser.add_argument("--gof-shots", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the (snapshot, oracle) cells (qbo.experiments.fanout, as qbo run --workers)")
     parser.add_argument("--pad-check", action="store_true", help="only check the pads against the exact channels")
+    parser.add_argument("--fold-fit", action="store_true",
+                        help="only fit the folded circuits' exact P(k, s) by the decay models (mlae+zne's likelihood)")
+    parser.add_argument("--scales", default="1,3,5", help="fold scales of --fold-fit")
     parser.add_argument("--no-study", action="store_true", help="skip the estimator tables (e.g. BO only)")
     parser.add_argument("--bo-trials", type=int, default=0, help="trials of the BO-under-noise section (0: skip)")
     parser.add_argument("--bo-budget", type=int, default=3000)
@@ -537,6 +633,11 @@ def main() -> None:
     if args.coherent:
         for name in args.snapshots.split(","):
             coherent_study(name, [float(d) for d in args.deltas.split(",")], amplitudes, args.k_top, args.gof_shots)
+        return
+    if args.fold_fit:
+        for name in args.snapshots.split(","):
+            fold_fit_study(name, args.oracles.split(","), amplitudes, args.k_top, tuple(int(x) for x in args.scales.split(",")),
+                           args.gof_shots)
         return
     if args.pad_check:
         pad_checks(args.snapshots.split(","), args.oracles.split(","), amplitudes)

@@ -99,3 +99,27 @@ def test_estimate_bad_check_shots_is_one_line(args, fragment):
     result = runner.invoke(app, ["estimate", "--oracle", "bernoulli:0.3", *args])
     assert result.exit_code == 2
     assert fragment in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_estimate_mlae_with_zne_counts_every_folded_call():
+    """--method mlae --mitigation zne: folds (scales 1, 3) as likelihood terms, every folded shot
+    counted at scale (2k + 1) calls; the --check-shots round stays unfolded."""
+    result = invoke("estimate", "--oracle", "bernoulli:0.3", "--method", "mlae", "--mitigation", "zne",
+                    "--epsilon", "0.05", "--check-shots", "40", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["method"] == "mlae+zne" and out["diagnostics"]["scales"] == [1, 3]
+    assert {r["scale"] for r in out["rounds"]} == {1, 3}
+    assert out["oracle_calls"] == sum(r["shots"] * r["scale"] * (2 * r["k"] + 1) for r in out["rounds"])
+    assert (out["rounds"][-1]["k"], out["rounds"][-1]["shots"], out["rounds"][-1]["scale"]) == (0, 40, 1)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--method", "mlae", "--mitigation", "rem", "--target", "aer:fake_torino"],
+     "mitigation 'rem' does nothing for method 'mlae': readout error is already inside its likelihood"),
+    (["--method", "mc", "--mitigation", "zne"], "mitigation works with methods 'iae' and 'mlae', got method 'mc'"),
+])
+def test_estimate_mitigation_the_method_cannot_use_is_one_line(args, fragment):
+    result = invoke("estimate", "--oracle", "bernoulli:0.3", *args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert fragment in result.output and len(result.output.strip().splitlines()) == 1

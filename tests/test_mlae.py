@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binom
 
 from qbo.execution.exact import ExactExecutor
@@ -241,3 +243,178 @@ def test_expected_calls_tracks_the_exact_runs():
     runs = [MaximumLikelihoodAE(0.05).estimate(bernoulli((j + 0.5) / 16), ExactExecutor(seed=j)).oracle_calls for j in range(16)]
     assert 0.5 * np.mean(runs) <= model <= 2.0 * np.mean(runs)
     assert MaximumLikelihoodAE(0.05, check_shots=100).expected_calls(0.05) == pytest.approx(model + 100)
+
+
+# ---------------------------------------------------------------- mlae+zne: folds as likelihood terms
+
+
+class FoldedModelExecutor(ModelExecutor):
+    """ModelExecutor that also runs ZNE's folded powers: it advertises ``compiled`` (so folded
+    circuits carry their transpile-cache key, as on Aer), reads the scale off the key and
+    decays a fold by the per-call model, or the per-block model with contrast ``b`` per fold."""
+
+    def __init__(self, a: float, b=None, **kw):
+        super().__init__(a, **kw)
+        self.b = b
+        self.folded: list[tuple[int, int, int]] = []  # (k, shots, scale) of every circuit run
+
+    def compiled(self, circuit):
+        return circuit
+
+    def run(self, circuits, shots):
+        out = []
+        for circuit, n in zip(circuits, shots):
+            key, k = cache_key(circuit)
+            s = int(key.rpartition("|fold")[2]) if "|fold" in key else 1
+            self.folded.append((k, int(n), s))
+            depth, offset = (s * k, (s - 1) / 2 * math.log(self.b)) if self.b else ((s * (2 * k + 1) - 1) / 2, 0.0)
+            c = self.a0 * self.r**depth * math.exp(offset)
+            p = math.sin((2 * k + 1) * self.theta) ** 2
+            q = self.p01 + (1 - self.p01 - self.p10) * (0.5 + c * (p - 0.5))
+            ones = int(self.rng.binomial(n, q))
+            out.append({"1": ones, "0": int(n) - ones})
+        return out
+
+
+def _zne(scales=(1, 3)):
+    from qbo.mitigation import Mitigation
+
+    return Mitigation(scales=scales)
+
+
+@pytest.mark.parametrize("scales", [(1, 3), (1, 3, 5)])
+def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
+    """Every circuit run is a Round (in order), a folded shot costs s (2k + 1) calls, every
+    schedule round runs every scale at the mitigation's own split, the budget holds the folded
+    calls too, the k = 0 check round is not folded, and the deviance's dof counts the (k, s)
+    terms."""
+    budget = 4000
+    ex = FoldedModelExecutor(0.37, **TRUE, seed=3)
+    zne = _zne(scales)
+    est = MaximumLikelihoodAE(1e-4, prior=PRIOR, decay="fit", budget=budget, check_shots=50, mitigation=zne)
+    out = est.estimate(bernoulli(0.37), ex)
+    assert [(r.k, r.shots, r.scale) for r in out.rounds] == ex.folded
+    assert out.oracle_calls == sum(n * s * (2 * k + 1) for k, n, s in ex.folded) <= budget
+    schedule, check = ex.folded[:-1], ex.folded[-1]
+    assert check == (0, 50, 1)
+    split = zne.bind(ex, bernoulli(0.37)).shots_per_scale
+    for i in range(0, len(schedule), len(scales)):
+        chunk = schedule[i:i + len(scales)]
+        assert [s for _, _, s in chunk] == list(scales) and len({k for k, _, _ in chunk}) == 1
+        assert [n for _, n, _ in chunk] == split(sum(n for _, n, _ in chunk))
+    d = out.diagnostics
+    assert out.method == "mlae+zne" and d["scales"] == list(scales)
+    assert d["folded_calls"] == sum(n * s * (2 * k + 1) for k, n, s in ex.folded if s > 1) > 0
+    assert d["dof"] == len({(k, s) for k, _, s in ex.folded}) - 1 - PRIOR.free
+    assert d["stopped"] == "budget" and budget - out.oracle_calls < 2 * sum(scales) * (2 * max(k for k, _, _ in ex.folded) + 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    theta=st.floats(0.01, 1.56), u=st.floats(-0.5, 0.0), v=st.floats(-0.5, 0.0),
+    ks=st.lists(st.integers(0, 30), min_size=1, max_size=6), b=st.one_of(st.none(), st.floats(0.3, 1.0)),
+    readout=st.tuples(st.floats(0.0, 0.2), st.floats(0.0, 0.2)),
+)
+def test_folded_likelihood_is_the_unfolded_one_at_scale_one(theta, u, v, ks, b, readout):
+    """At s = 1 a term's probability is Tanaka et al.'s p01 + g (1/2 + A0 r^k (sin^2 - 1/2))
+    under both fold models, so profile, deviance, information and rotation score of all-s = 1
+    data are the unfolded ones; the per-call fold is A0 r^((s(2k+1)-1)/2), and the per-block
+    model with b = r is the per-call one."""
+    from qbo.qmc.likelihood import decay_exponents, deviance, observed
+
+    prior = DecayPrior(0.9, 0.95, 0.1, 0.05, *readout, b=b)
+    k = np.array(ks, dtype=float)
+    ones = np.ones_like(k)
+    g = 1 - sum(readout)
+    plain = readout[0] + g * (0.5 + math.exp(u) * np.exp(v) ** k * (np.sin((2 * k + 1) * theta) ** 2 - 0.5))
+    assert np.allclose(observed(theta, k, u, v, prior, ones), plain, rtol=0, atol=1e-12)
+    d, o = decay_exponents(k, ones, prior)
+    assert np.array_equal(d, k) and np.all(o == 0)
+    n = np.full_like(k, 50.0)
+    y = np.round(n * plain)
+    folded, unfolded = Pooled(k, n, y, ones), Pooled(k, n, y)
+    grid = np.linspace(0.05, 1.5, 7)
+    for a, b_ in zip(profile(grid, folded, prior), profile(grid, unfolded, prior)):
+        assert np.array_equal(a, b_)
+    assert deviance(theta, u, v, folded, prior) == deviance(theta, u, v, unfolded, prior)
+    assert np.array_equal(fisher(theta, u, v, k, n, prior, ones), fisher(theta, u, v, k, n, prior))
+    assert rotation_score(theta, u, v, folded, prior) == rotation_score(theta, u, v, unfolded, prior)
+    for s in (3, 5):
+        per_call = DecayPrior(0.9, 0.95, 0.1, 0.05, *readout)
+        want = readout[0] + g * (0.5 + math.exp(u) * np.exp(v) ** ((s * (2 * k + 1) - 1) / 2)
+                                 * (np.sin((2 * k + 1) * theta) ** 2 - 0.5))
+        assert np.allclose(observed(theta, k, u, v, per_call, s * ones), want, rtol=0, atol=1e-12)
+        block = DecayPrior(0.9, 0.95, 0.1, 0.05, *readout, b=math.exp(v))
+        assert np.allclose(observed(theta, k, u, v, block, s * ones), want, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(theta=st.floats(0.05, 1.5), u=st.floats(-0.3, -0.01), v=st.floats(-0.3, -0.01),
+       b=st.one_of(st.none(), st.floats(0.5, 0.99)), k=st.integers(0, 12), s=st.sampled_from([1, 3, 5]))
+def test_folded_information_is_the_gradient_of_the_folded_probability(theta, u, v, b, k, s):
+    """fisher's gradient of q for a folded term (theta, u, v) matches central differences of
+    ``observed``: I = N q' q'^T / (q (1 - q)) (plus the prior precisions)."""
+    from qbo.qmc.likelihood import observed
+
+    prior = DecayPrior(0.9, 0.95, 0.1, 0.05, 0.02, 0.03, b=b)
+    x, h = np.array([theta, u, v]), 1e-6
+    q = float(observed(theta, k, u, v, prior, s))
+    grad = np.array([(float(observed(*(x + h * e)[:1], k, *(x + h * e)[1:], prior, s))
+                      - float(observed(*(x - h * e)[:1], k, *(x - h * e)[1:], prior, s))) / (2 * h) for e in np.eye(3)])
+    want = 7.0 * np.outer(grad, grad) / (q * (1 - q))
+    pu, pv = prior.precisions()
+    want[1, 1] += pu
+    want[2, 2] += pv
+    assert np.allclose(fisher(theta, u, v, np.array([k]), np.array([7.0]), prior, np.array([s])), want, rtol=1e-5, atol=1e-6)
+
+
+def test_mlae_refuses_mitigations_that_are_not_folds():
+    """REM alone: the readout is already inside MLAE's likelihood; pads widen IAE's round
+    intervals, which MLAE does not use; Monte Carlo takes no mitigation."""
+    from qbo.mitigation import Confusion, Mitigation
+
+    rem = Mitigation(readout=True, confusion=Confusion(0.02, 0.03))
+    with pytest.raises(ValueError, match="does nothing for method 'mlae': readout error is already inside its likelihood"):
+        make_estimator("mlae", 0.01, mitigation=rem)
+    with pytest.raises(ValueError, match="pads IAE's round intervals"):
+        make_estimator("mlae", 0.01, mitigation=_zne().with_pads((0.01,)))
+    with pytest.raises(ValueError, match="methods 'iae' and 'mlae', got method 'mc'"):
+        make_estimator("mc", 0.01, mitigation=_zne())
+    assert make_estimator("mlae", 0.01, mitigation=_zne()).mitigation == _zne()
+
+
+def test_mlae_zne_cost_model_counts_the_folds():
+    """planned calls of mlae+zne exceed plain MLAE's by about the folds' calls per shot
+    (sum_j w_j s_j = 1.32 for Richardson (1, 3)) and track the exact runs' mean."""
+    eps = 0.05
+    zne = MaximumLikelihoodAE(eps, mitigation=_zne())
+    model, plain = zne.expected_calls(eps), MaximumLikelihoodAE(eps).expected_calls(eps)
+    assert 1.1 * plain <= model <= 2.0 * plain
+    runs = [zne.estimate(bernoulli((j + 0.5) / 8), ExactExecutor(seed=j)).oracle_calls for j in range(8)]
+    assert 0.5 * np.mean(runs) <= model <= 2.0 * np.mean(runs)
+
+
+@pytest.mark.slow
+def test_mlae_zne_covers_on_a_device_model():
+    """mlae+zne on bench/noise.py's exact channels of fake_torino (entangled oracle, 16
+    two-qubit gates per Grover step; binomial sampling) at a budget of 4000 calls: misses
+    within the 0.999 binomial quantile at the interval's level 1 - alpha, and every estimate
+    spends its budget with folds at scales 1 and 3."""
+    from qbo.mitigation import make_mitigation
+    from qbo.noise import load_snapshot
+    from tests.support.bench import bench_module
+
+    bench = bench_module("noise")
+    snapshot = load_snapshot("fake_torino")
+    model = bench.DeviceModel(snapshot)
+    est = MaximumLikelihoodAE(1e-4, snapshot=snapshot, budget=4000, mitigation=make_mitigation("zne", snapshot))
+    amplitudes = np.random.default_rng(21).uniform(0.02, 0.98, 30)
+    misses = 0
+    for i, a in enumerate(amplitudes):
+        oracle = bench.make_oracle("entangled", float(a))
+        model.add(oracle)
+        out = est.estimate(oracle, bench.ExactBinomialExecutor(model, seed=100 + i))
+        misses += not (out.ci_low <= a <= out.ci_high)
+        assert {r.scale for r in out.rounds} == {1, 3} and out.oracle_calls <= 4000
+        assert out.diagnostics["fold_model"] == "per block, b fixed"
+    assert misses <= _allowed_misses(30)

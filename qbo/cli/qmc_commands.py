@@ -23,7 +23,7 @@ def estimate(
     oracle: Annotated[str, typer.Option(help=ORACLE_HELP)] = "bernoulli:0.3",
     epsilon: Annotated[float, typer.Option(help="Target half-width, reward units.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="Failure probability.")] = 0.05,
-    method: Annotated[str, typer.Option(help="iae | mlae | mc | auto (auto: mlae on noisy targets)")] = "iae",
+    method: Annotated[str, typer.Option(help="iae | mlae | mc | auto (auto: mlae on noisy targets); mlae takes --mitigation zne (folds as likelihood terms)")] = "iae",
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
@@ -70,8 +70,11 @@ def estimate(
     typer.echo(f"estimate     {result.value:.6f}  [{result.ci_low:.6f}, {result.ci_high:.6f}]{exact}")
     typer.echo(f"method       {result.method} on {result.target}, eps={epsilon}, alpha={alpha}, "
                f"mitigation {mitigation}{', twirled' if twirl else ''}, device {device.upper()}")
-    typer.echo(f"oracle calls {result.oracle_calls}  (sum of shots*(2k+1) over {len(result.rounds)} rounds)")
-    typer.echo("rounds (k, shots, ones): " + " ".join(f"({r.k},{r.shots},{r.ones})" for r in result.rounds))
+    folded = any(r.scale > 1 for r in result.rounds)
+    per_shot = "scale*(2k+1)" if folded else "(2k+1)"
+    typer.echo(f"oracle calls {result.oracle_calls}  (sum of shots*{per_shot} over {len(result.rounds)} rounds)")
+    typer.echo(f"rounds (k, shots, ones{', xscale' if folded else ''}): "
+               + " ".join(f"({r.k},{r.shots},{r.ones}{f',x{r.scale}' if folded else ''})" for r in result.rounds))
     if result.note:
         typer.echo(f"note         {result.note}")
     reach = result.diagnostics

@@ -228,15 +228,17 @@ class BoundMitigation:
     def shots_per_scale(self, shots: int) -> list[int]:
         return [max(1, round(shots * w)) for w in self.weights]
 
-    def estimate(self, k: int, shots: int, alpha: float) -> RoundResult:
+    def sample(self, k: int, shots: int) -> tuple[Round, ...]:
+        """Every folded circuit of a round at its share of ``shots``: raw counts, one Round per scale."""
         cfg = self.config
         per_scale = self.shots_per_scale(shots)
         circuits = [folded_power_circuit(self.oracle, k, s, self._cache_key) for s in cfg.scales]
         counts = self.executor.run(circuits, per_scale)
-        rounds = tuple(
-            Round(k=k, shots=n, ones=ones(c), scale=s) for s, n, c in zip(cfg.scales, per_scale, counts)
-        )
-        low, high, value = self._interval([r.ones for r in rounds], per_scale, alpha, self.pad(k))
+        return tuple(Round(k=k, shots=n, ones=ones(c), scale=s) for s, n, c in zip(cfg.scales, per_scale, counts))
+
+    def estimate(self, k: int, shots: int, alpha: float) -> RoundResult:
+        rounds = self.sample(k, shots)
+        low, high, value = self._interval([r.ones for r in rounds], [r.shots for r in rounds], alpha, self.pad(k))
         return RoundResult(low, high, value, rounds)
 
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:

@@ -21,8 +21,10 @@ def make_estimator(
     """Estimator by name: 'iae', 'mlae', 'mc' or 'auto'; ``shots`` sets IAE's (MLAE's
     intermediate) shots per round.
 
-    ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds; Monte
-    Carlo and 'auto' do not support it. ``check_shots``: MLAE's k = 0 check round, which lets
+    ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds, and to
+    MLAE as zero-noise extrapolation's folded powers, extra terms of its likelihood (method
+    'mlae+zne'; 'zne' or 'zne+rem' only: REM alone is refused, since MLAE's likelihood
+    already holds the readout confusion); Monte Carlo and 'auto' do not support it. ``check_shots``: MLAE's k = 0 check round, which lets
     its goodness of fit flag a coherent over-rotation delta with about 36 / delta^2 shots
     (``qbo.qmc.mlae``); only 'mlae' takes it.
 
@@ -38,8 +40,8 @@ def make_estimator(
     """
     if check_shots and method != "mlae":
         raise ValueError(f"check shots work with method 'mlae', got method '{method}'")
-    if mitigation is not None and method != "iae":
-        raise ValueError(f"mitigation works with method 'iae', got method '{method}'")
+    if mitigation is not None and method not in ("iae", "mlae"):
+        raise ValueError(f"mitigation works with methods 'iae' and 'mlae', got method '{method}'")
     iae_options: dict = {} if shots is None else {"shots": shots}
     if mitigation is not None:
         iae_options["mitigation"] = mitigation
@@ -47,7 +49,7 @@ def make_estimator(
         iae = IterativeAmplitudeEstimation(epsilon, alpha, **iae_options)
         return iae if snapshot is None else CalibrationAwareIAE(iae, snapshot)
     if method == "mlae":
-        return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots,
+        return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots, mitigation=mitigation,
                                    **({} if shots is None else {"shots": shots}))
     if method == "mc":
         mc = MonteCarloEstimator(epsilon, alpha)

@@ -60,7 +60,7 @@ from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
-from qbo.qmc.result import Estimate
+from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import RoundResult
 
 USABLE_PAD = 0.25
@@ -101,6 +101,10 @@ class BiasPad:
         return "pad"
 
     @property
+    def scales(self) -> tuple[int, ...]:
+        return (1,)
+
+    @property
     def covers_device_bias(self) -> bool:
         return True
 
@@ -132,8 +136,11 @@ class _BoundPad:
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
         return self._interval(k, round(shots * p), shots, alpha)
 
+    def sample(self, k: int, shots: int) -> tuple[Round, ...]:
+        return (run_round(self.executor, self.oracle, k, shots),)  # type: ignore[arg-type]
+
     def estimate(self, k: int, shots: int, alpha: float) -> RoundResult:
-        rnd = run_round(self.executor, self.oracle, k, shots)  # type: ignore[arg-type]
+        (rnd,) = self.sample(k, shots)
         low, high = self._interval(k, rnd.ones, rnd.shots, alpha)
         return RoundResult(low, high, rnd.ones / rnd.shots, (rnd,))
 

@@ -23,6 +23,22 @@ I_k = q' q'^T / (q_k (1 - q_k)) with dq/dtheta = g A0 r^k (2k + 1) sin(2 (2k + 1
 dq/du = g A0 r^k (s_k - 1/2), dq/dv = k dq/du (Suzuki et al. 2020's Fisher information
 4 N (2k + 1)^2 when noiseless; Tanaka et al. 2021's two-parameter matrix, which degenerates
 at anomalous theta, when not).
+
+Folded powers (zero-noise extrapolation's circuits as extra likelihood terms, ``qbo.qmc.mlae``):
+C (C^dagger C)^n, C = Q^k A, scale s = 2n + 1 (global folding, Giurgica-Tiron et al. 2020,
+Sec. II.A), is the same unitary, so its ideal P(1) is sin^2((2k + 1) theta); only its
+contrast differs, and every term is a binomial sharing theta, A0 and r. Its log contrast is
+u + d v + o (``decay_exponents``), with two models of what one fold C^dagger C adds:
+- per call (``prior.b`` None): the depolarising picture behind r (Tanaka et al. 2021): Q^k A
+  makes 2k + 1 oracle calls at contrast A0 r^k, so each call contributes sqrt(r) and, SPAM
+  absorbed in A0, a circuit of s (2k + 1) calls has contrast A0 r^((s (2k + 1) - 1) / 2):
+  d = (s (2k + 1) - 1) / 2, o = 0;
+- per block (``prior.b`` = b): a fold runs 2k Grover steps (Q^dagger as noisy as Q) and one
+  A^dagger A pair of contrast b, so the contrast is A0 r^(s k) b^n: d = s k, o = n log b.
+  With b = r this is the per-call model; b is taken from the calibration depth model
+  (``qbo.noise.depth``, c(0, 3) / c(0, 1)), where the reflections make a Grover step cost
+  more than two oracle calls' worth of contrast (measured, ``bench/noise.py --fold-fit``).
+At s = 1 both give d = k, o = 0: the unfolded likelihood, term for term.
 """
 
 from __future__ import annotations
@@ -52,6 +68,7 @@ class DecayPrior:
     p01: float = 0.0
     p10: float = 0.0
     source: str = "noiseless"
+    b: float | None = None  # contrast of a fold's A^dagger A pair; None: per call, b = r (module docstring)
 
     def __post_init__(self) -> None:
         for name in ("a0", "r"):
@@ -64,6 +81,8 @@ class DecayPrior:
         for name in ("p01", "p10"):
             if not 0 <= getattr(self, name) < 0.5:
                 raise ValueError(f"readout {name} must be in [0, 0.5), got {getattr(self, name)}")
+        if self.b is not None and not 0 < self.b <= 1:
+            raise ValueError(f"fold contrast b must be in (0, 1] or None, got {self.b}")
 
     @property
     def free(self) -> int:
@@ -84,24 +103,46 @@ class DecayPrior:
 
 @dataclass(frozen=True)
 class Pooled:
-    """Counts pooled per Grover power: ks distinct, ascending."""
+    """Counts pooled per (Grover power, fold scale), one binomial term each, ascending in
+    (k, scale); ``scales`` None means every term unfolded (scale 1)."""
 
     ks: np.ndarray
     shots: np.ndarray
     ones: np.ndarray
+    scales: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.scales is None:
+            object.__setattr__(self, "scales", np.ones_like(np.asarray(self.ks, dtype=float)))
 
     @classmethod
     def of(cls, rounds) -> "Pooled":
-        ks = sorted({r.k for r in rounds})
-        shots = np.array([sum(r.shots for r in rounds if r.k == k) for k in ks], dtype=float)
-        ones = np.array([sum(r.ones for r in rounds if r.k == k) for k in ks], dtype=float)
-        return cls(np.array(ks, dtype=float), shots, ones)
+        terms = sorted({(r.k, r.scale) for r in rounds})
+        shots = np.array([sum(r.shots for r in rounds if (r.k, r.scale) == t) for t in terms], dtype=float)
+        ones = np.array([sum(r.ones for r in rounds if (r.k, r.scale) == t) for t in terms], dtype=float)
+        return cls(np.array([t[0] for t in terms], dtype=float), shots, ones, np.array([t[1] for t in terms], dtype=float))
 
 
-def observed(theta: np.ndarray, k: np.ndarray, u: np.ndarray, v: np.ndarray, prior: DecayPrior) -> np.ndarray:
-    """q_k(theta; e^u, e^v) with readout, broadcasting over all arguments."""
+def decay_exponents(ks: np.ndarray, scales: np.ndarray | None, prior: DecayPrior) -> tuple[np.ndarray, np.ndarray]:
+    """(d, o) with log contrast u + d v + o of Q^k A folded at ``scales`` (module docstring):
+    per call d = (s (2k + 1) - 1) / 2, o = 0; per block d = s k, o = (s - 1) / 2 log b.
+    Unfolded (s = 1) both give d = k, o = 0 exactly."""
+    ks = np.asarray(ks, dtype=float)
+    scales = np.ones_like(ks) if scales is None else np.asarray(scales, dtype=float)
+    folds = (scales - 1) / 2
+    if prior.b is None:
+        return ks + folds * (2 * ks + 1), np.zeros_like(folds)
+    return scales * ks, folds * math.log(prior.b)
+
+
+def observed(
+    theta: np.ndarray, k: np.ndarray, u: np.ndarray, v: np.ndarray, prior: DecayPrior, scale: np.ndarray | None = None,
+) -> np.ndarray:
+    """q_k(theta; e^u, e^v) with readout, broadcasting over all arguments; ``scale`` folds
+    the power (contrast e^(u + d v + o), ``decay_exponents``)."""
     s = np.sin((2 * k + 1) * theta) ** 2
-    c = np.exp(u + k * v)
+    d, o = decay_exponents(k, scale, prior)
+    c = np.exp(u + d * v + o)
     return prior.p01 + prior.gain * (0.5 + c * (s - 0.5))
 
 
@@ -117,21 +158,22 @@ def profile(thetas: np.ndarray, data: Pooled, prior: DecayPrior) -> tuple[np.nda
     u = np.full(thetas.shape, u0)
     v = np.full(thetas.shape, v0)
     k, n, y = data.ks, data.shots, data.ones
+    depth, offset = decay_exponents(k, data.scales, prior)
     th = thetas[:, None]
     if prior.free:
         pu, pv = prior.precisions()
         s = np.sin((2 * k + 1) * th) ** 2
         for _ in range(ITERATIONS):
-            c = np.exp(u[:, None] + k * v[:, None])
+            c = np.exp(u[:, None] + depth * v[:, None] + offset)
             q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
             d = prior.gain * c * (s - 0.5)
             e = y / q - (n - y) / (1 - q)
             w = n / (q * (1 - q))
             gu = np.sum(e * d, axis=1) - pu * (u - u0)
-            gv = np.sum(e * d * k, axis=1) - pv * (v - v0)
+            gv = np.sum(e * d * depth, axis=1) - pv * (v - v0)
             huu = np.sum(w * d * d, axis=1) + pu
-            huv = np.sum(w * d * d * k, axis=1)
-            hvv = np.sum(w * d * d * k * k, axis=1) + pv
+            huv = np.sum(w * d * d * depth, axis=1)
+            hvv = np.sum(w * d * d * depth * depth, axis=1) + pv
             det = huu * hvv - huv * huv
             du = np.clip((hvv * gu - huv * gv) / det, -0.5, 0.5)
             dv = np.clip((huu * gv - huv * gu) / det, -0.5, 0.5)
@@ -139,7 +181,7 @@ def profile(thetas: np.ndarray, data: Pooled, prior: DecayPrior) -> tuple[np.nda
             v = np.clip(v + dv, np.log(1e-3), 0.0)
             if max(np.max(np.abs(du)), np.max(np.abs(dv))) < 1e-7:
                 break
-    q = observed(th, k, u[:, None], v[:, None], prior)
+    q = observed(th, k, u[:, None], v[:, None], prior, data.scales)
     pu, pv = prior.precisions()
     penalty = 0.0 if not prior.free else 0.5 * (pu * (u - u0) ** 2 + pv * (v - v0) ** 2)
     return _loglik(y, n, q) - penalty, u, v
@@ -147,7 +189,7 @@ def profile(thetas: np.ndarray, data: Pooled, prior: DecayPrior) -> tuple[np.nda
 
 def deviance(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> float:
     """Binomial deviance 2 sum_k [y log(y / n q) + (n - y) log((n - y) / n (1 - q))] at the fit."""
-    q = np.clip(observed(theta, data.ks, u, v, prior), TINY, 1 - TINY)
+    q = np.clip(observed(theta, data.ks, u, v, prior, data.scales), TINY, 1 - TINY)
     y, n = data.ones, data.shots
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(y > 0, y * np.log(y / (n * q)), 0.0)
@@ -155,16 +197,20 @@ def deviance(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) 
     return float(2 * np.sum(a + b))
 
 
-def fisher(theta: float, u: float, v: float, ks: np.ndarray, shots: np.ndarray, prior: DecayPrior) -> np.ndarray:
-    """Expected information matrix for (theta, u, v) of ``shots[i]`` shots at ``ks[i]``, plus
-    the prior precisions (module docstring)."""
+def fisher(
+    theta: float, u: float, v: float, ks: np.ndarray, shots: np.ndarray, prior: DecayPrior,
+    scales: np.ndarray | None = None,
+) -> np.ndarray:
+    """Expected information matrix for (theta, u, v) of ``shots[i]`` shots at ``ks[i]`` folded
+    at ``scales[i]`` (default 1), plus the prior precisions (module docstring)."""
     ks = np.asarray(ks, dtype=float)
     shots = np.asarray(shots, dtype=float)
     m = 2 * ks + 1
-    c = np.exp(u + ks * v)
+    depth, offset = decay_exponents(ks, scales, prior)
+    c = np.exp(u + depth * v + offset)
     s = np.sin(m * theta) ** 2
     q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
-    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - 0.5), ks * prior.gain * c * (s - 0.5)])
+    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - 0.5), depth * prior.gain * c * (s - 0.5)])
     w = shots / (q * (1 - q))
     info = (grad * w) @ grad.T
     pu, pv = prior.precisions()
@@ -201,15 +247,19 @@ def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayP
     the spread of k / (2k + 1) over the powers run separates delta from theta, and every shot
     at k < k_max adds the same lever, so cheap k = 0 shots detect it best. A nuisance at its
     bound (A0 = 1 or r = 1, score pointing out) is held fixed. Returns (statistic, efficient
-    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta."""
+    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta.
+    A folded term keeps its power's alternative phase (assumed: C^dagger undoes C's
+    over-rotation, so the fold is the identity; the alternative only sets the test's
+    direction) and its own decay (``decay_exponents``)."""
     k, n, y = data.ks, data.shots, data.ones
     m = 2 * k + 1
-    c = np.exp(u + k * v)
+    depth, offset = decay_exponents(k, data.scales, prior)
+    c = np.exp(u + depth * v + offset)
     s = np.sin(m * theta) ** 2
     q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
     d_theta = prior.gain * c * m * np.sin(2 * m * theta)
     d_u = prior.gain * c * (s - 0.5)
-    grad = np.stack([k * d_theta / m, d_theta, d_u, k * d_u])  # delta, theta, u, v
+    grad = np.stack([k * d_theta / m, d_theta, d_u, depth * d_u])  # delta, theta, u, v
     e = y / q - (n - y) / (1 - q)
     score = grad @ e
     info = (grad * (n / (q * (1 - q)))) @ grad.T

@@ -98,8 +98,30 @@ information at the fit; None when not reachable) and ``epsilon_floor`` (0 under 
 model: the fitted decay only slows the rate to 1/sqrt(calls) beyond k_cap; the reached
 half-width when the model does not fit, since then no smaller claim is supported).
 
+ZNE (issue 9, item 3; ``mitigation``, method 'mlae+zne'): zero-noise extrapolation's
+folded powers C (C^dagger C)^n, C = Q^k A, scale s = 2n + 1 (global folding, Giurgica-Tiron
+et al. 2020, Sec. II.A) enter as extra binomial terms of the same likelihood, not as an
+extrapolation: every schedule round of n shots at power k runs every scale s_j of the
+mitigation at its own split n_j (``shots_per_scale``; Richardson (1, 3): 13 and 3 of 16).
+A fold is the same unitary, so its ideal P(1) is sin^2((2k + 1) theta), and it shares
+theta, A0 and r; its contrast follows the depolarising picture (Tanaka et al. 2021) in one
+of two forms (``qbo.qmc.likelihood``): per oracle call, A0 r^((s (2k + 1) - 1) / 2) (each of
+the 2k + 1 calls of Q^k A contributes sqrt r, SPAM in A0; s = 1 gives A0 r^k), used without
+a calibration; or per block, A0 r^(s k) b^n, b the contrast of one A^dagger A pair, fixed at
+the calibration depth model's c(0, 3) / c(0, 1). On bench/noise.py's exact channels the
+per-call form misfits the entangled oracle's folds (a Grover step's reflections cost more
+contrast than two oracle calls), the per-block form fits them (``bench/noise.py --fold-fit``,
+docs/noise.md). Readout stays inside the likelihood: the folded counts are not corrected,
+and a mitigation's REM is not applied a second time ('rem' alone is refused). Every folded
+shot costs s (2k + 1) calls: in ``Round.oracle_calls``, the budget (a round is cut to the
+shots whose folded calls fit), the ladder cap (budget / (3 ``shots`` sum_j w_j s_j)), the
+design's information per call, ``calls_for_epsilon`` and the cost model (the mitigation's
+device-free split, ``ProbabilityEstimator.cost_model``). The goodness-of-fit tests run over
+the (k, s) terms: the deviance on (#terms - 1 - #free nuisances) dof. The k = 0 check round
+is not folded.
+
 Honest calls: every round is a ``Round`` of shots of Q^k A, k = 0 included, at
-shots (2k + 1) calls each (``Estimate.oracle_calls``).
+shots (2k + 1) calls each, folded ones at shots s (2k + 1) (``Estimate.oracle_calls``).
 """
 
 from __future__ import annotations
@@ -108,7 +130,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -117,7 +138,7 @@ from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, 
 from qbo.execution.base import Executor
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
-from qbo.noise.depth import circuit_noise, depth_table
+from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, run_round, to_estimate, unit_epsilon
@@ -127,6 +148,7 @@ from qbo.qmc.likelihood import (
     DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_score, theta_sd,
 )
 from qbo.qmc.result import Estimate, Round
+from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
 
 if TYPE_CHECKING:
     from qbo.noise import Snapshot
@@ -138,7 +160,7 @@ IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_le
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
-Sampler = Callable[[int, int], Round]
+Sampler = Callable[[int, int], tuple[Round, ...]]
 
 
 @dataclass(frozen=True)
@@ -170,6 +192,10 @@ class MaximumLikelihoodAE:
             over-rotation delta of Q (module docstring).
         max_calls: without a ``budget``, eps needing more honest calls than this is reported
             unreachable before any of them are spent.
+        mitigation: zero-noise extrapolation's folds as extra likelihood terms (a
+            ``qbo.qmc.rounds.ProbabilityEstimator`` with fold scales, e.g.
+            ``qbo.mitigation.Mitigation(scales=(1, 3))``): every schedule round runs each
+            scale at the mitigation's own shot split (module docstring, "ZNE").
     """
 
     epsilon: float
@@ -191,6 +217,7 @@ class MaximumLikelihoodAE:
     max_calls: int = 10**9
     anchor_shots: int | None = None
     check_shots: int = 0
+    mitigation: ProbabilityEstimator | None = None
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -213,16 +240,18 @@ class MaximumLikelihoodAE:
         for name in ("growth", "final_factor"):
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_fold_mitigation(self.mitigation)
 
     # --- public API -------------------------------------------------------------------
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
         prior = self.prior_for(oracle, executor)
-        run = _Run(self, eps, prior)
-        sample = lambda k, n: run_round(executor, oracle, k, n)  # noqa: E731
-        run.loop(sample)
-        run.check(sample)
+        folds = None if self.mitigation is None else self.mitigation.bind(executor, oracle)
+        run = _Run(self, eps, prior, folds)
+        plain = lambda k, n: (run_round(executor, oracle, k, n),)  # noqa: E731
+        run.loop(plain if folds is None else folds.sample)
+        run.check(plain)  # the k = 0 check round is never folded
         return run.result(oracle, executor.target, time.perf_counter() - start)
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -231,9 +260,14 @@ class MaximumLikelihoodAE:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """Cost model on the noiseless likelihood: mean calls of the schedule when every round
-        reads its expected count, over amplitudes (j + 1/2) / 16, plus ``check_shots``. Cached."""
-        config = replace(self, snapshot=None, prior=None, decay="none", check_shots=0)
-        return _expected_calls(config, float(epsilon_unit)) + self.check_shots
+        reads its expected count, over amplitudes (j + 1/2) / 16, plus ``check_shots``; with
+        folds, every round split as the mitigation's device-free cost model splits it
+        (``ProbabilityEstimator.cost_model``), each folded shot at s (2k + 1) calls. Cached."""
+        config = replace(self, snapshot=None, prior=None, decay="none", check_shots=0, mitigation=None)
+        if self.mitigation is None:
+            return _expected_calls(config, float(epsilon_unit)) + self.check_shots
+        key, model = self.mitigation.cost_model()
+        return _expected_calls(config, float(epsilon_unit), key, model) + self.check_shots
 
     def prior_for(self, oracle: Oracle, executor: Executor) -> DecayPrior:
         """The nuisance priors this estimate uses on ``executor`` (module docstring)."""
@@ -245,7 +279,22 @@ class MaximumLikelihoodAE:
         snapshot = self.snapshot if self.snapshot is not None else target_snapshot(executor.target)
         if snapshot is None:
             return DecayPrior(1.0, 1.0, 0.5, 0.1, source="weak (no calibration)")
-        return calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd)
+        return calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd, folds=self.mitigation is not None)
+
+
+def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:
+    """One-line ValueError unless ``mitigation`` is None or folds (zero-noise extrapolation's
+    scales) without bias pads: REM alone is a no-op for MLAE (readout is inside its
+    likelihood) and pads widen IAE's round intervals, which MLAE does not use."""
+    if mitigation is None:
+        return
+    if mitigation.covers_device_bias:
+        raise ValueError(f"mitigation '{mitigation.name}' pads IAE's round intervals; MLAE fits the decay "
+                         "instead: use 'zne' or 'zne+rem' without pads, or method 'iae'")
+    if tuple(mitigation.scales) == (1,):
+        raise ValueError(f"mitigation '{mitigation.name}' does nothing for method 'mlae': readout error is already "
+                         "inside its likelihood (confusion matrix); use 'zne' (folds as extra likelihood terms) "
+                         "or method 'iae'")
 
 
 def target_snapshot(target: str) -> "Snapshot | None":
@@ -254,19 +303,26 @@ def target_snapshot(target: str) -> "Snapshot | None":
 
 
 def calibration_prior(
-    snapshot: "Snapshot", oracle: Oracle, executor: Any = None, a0_sd: float = 0.05, r_sd: float = 0.5
+    snapshot: "Snapshot", oracle: Oracle, executor: Any = None, a0_sd: float = 0.05, r_sd: float = 0.5,
+    folds: bool = False,
 ) -> DecayPrior:
     """Priors from the depth model's contrasts c_0, c_1 (A0 = c_0, r = c_1 / c_0; sd of log r
-    is ``r_sd`` |log r| + 0.005) and the readout flips of the measured physical qubit."""
+    is ``r_sd`` |log r| + 0.005) and the readout flips of the measured physical qubit; with
+    ``folds``, the fold contrast b = c(0, 3) / c_0 of one A^dagger A pair
+    (``qbo.qmc.likelihood``, per-block model), held fixed."""
     executor = executor if hasattr(executor, "compiled") else None
     rows = depth_table(snapshot, oracle, [0, 1], executor=executor)
     c0, c1 = max(rows[0].contrast, 1e-3), max(rows[1].contrast, 1e-6)
     r = min(1.0, c1 / c0)
+    b = None
+    if folds:
+        c3 = power_noise(snapshot, oracle, 0, 3, getattr(executor, "transpile_cache", None)).contrast
+        b = min(1.0, max(c3, 1e-6) / c0)
     compiled = (executor or _aer(snapshot)).compiled(power_circuit(oracle, 0))
     confusion = snapshot_confusion(snapshot, circuit_noise(snapshot, compiled).measured_qubit)
     p01, p10 = confusion.p01, confusion.p10
     return DecayPrior(
-        min(1.0, c0), r, a0_sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}",
+        min(1.0, c0), r, a0_sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}", b=b,
     )
 
 
@@ -291,8 +347,15 @@ class _Fit:
 class _Run:
     """State of one estimate: rounds, fit, localisation; ``loop`` then ``result``."""
 
-    def __init__(self, config: MaximumLikelihoodAE, eps: float, prior: DecayPrior) -> None:
+    def __init__(
+        self, config: MaximumLikelihoodAE, eps: float, prior: DecayPrior, folds: RoundEstimator | None = None,
+    ) -> None:
         self.cfg, self.eps, self.prior = config, eps, prior
+        # a round of n shots runs scale s_j at split(n)[j] shots (no folds: all n at scale 1)
+        self.scales: tuple[int, ...] = (1,) if folds is None else tuple(folds.scales)
+        self.split: Callable[[Any], list] = (lambda n: [n]) if folds is None else folds.shots_per_scale
+        big = 1 << 20
+        self.per_shot = sum(m * s for m, s in zip(self.split(big), self.scales)) / big  # calls per shot / (2k + 1)
         self.z = float(ndtri(1 - config.alpha / 2))
         self.c_final = _chi2_1_ppf(1 - config.alpha * config.stop_share)
         self.c_loc = _chi2_1_ppf(1 - config.localise)
@@ -311,11 +374,28 @@ class _Run:
     def calls(self) -> int:
         return sum(r.oracle_calls for r in self.rounds)
 
+    def round_calls(self, k: int, shots: float) -> float:
+        """Honest calls of a round of ``shots`` at power k: sum_j n_j s_j (2k + 1)."""
+        return sum(m * s for m, s in zip(self.split(shots), self.scales)) * (2 * k + 1)
+
+    def shots_within(self, k: int, room: int, most: int = 1 << 40) -> int:
+        """The most shots (<= ``most``) of a round at power k whose calls fit in ``room``."""
+        if self.scales == (1,):
+            return min(most, room // (2 * k + 1))
+        if self.round_calls(k, 1) > room:
+            return 0
+        low, high = 1, most
+        while high - low > 1:  # round_calls is non-decreasing in shots
+            mid = (low + high) // 2
+            low, high = (mid, high) if self.round_calls(k, mid) <= room else (low, mid)
+        return high if self.round_calls(k, high) <= room else low
+
     def k_cap(self) -> int:
         """Deepest useful power under the decay (module docstring); K bound otherwise."""
         top = int((self.k_bound - 2) // 4)
         if self.cfg.budget is not None:  # leave most of a budget for shots, not for the ladder
-            top = min(top, max(1, int((self.cfg.budget / (BUDGET_ROUNDS * self.cfg.shots) - 1) // 2)))
+            ladder = BUDGET_ROUNDS * self.cfg.shots * self.per_shot
+            top = min(top, max(1, int((self.cfg.budget / ladder - 1) // 2)))
         if self.prior.r_sd == 0 and self.prior.r >= 1.0:
             return top
         r = self.prior.r
@@ -334,12 +414,11 @@ class _Run:
             if n is None:
                 self.stopped = "unreachable"
                 return
-            n = min(n, (self.max_calls - self.calls) // (2 * k + 1))
+            n = self.shots_within(k, self.max_calls - self.calls, n)
             if n < 1:
                 self.stopped = "budget"
                 return
-            rnd = sample(k, int(n))
-            self.rounds.append(rnd)
+            self.rounds.extend(sample(k, int(n)))
             self.k, self.last_shots = k, int(n)
             self._refit()
             if self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
@@ -358,7 +437,7 @@ class _Run:
         theta without any Grover step, so a coherent error of Q shows as a disagreement with
         the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
         if self.cfg.check_shots >= 1 and self.stopped != "misfit":
-            self.rounds.append(sample(0, self.cfg.check_shots))
+            self.rounds.extend(sample(0, self.cfg.check_shots))
             self._refit()
         if not self.model_fits():
             self.stopped = "misfit"
@@ -378,7 +457,7 @@ class _Run:
             k, stuck = self.k + 1, False
         if at_cap and not self.prior.noiseless:
             k = self._best_power(cap)
-        room = (self.max_calls - self.calls) // (2 * k + 1)
+        room = self.shots_within(k, self.max_calls - self.calls)
         need = self._shots_to_finish(k, max(1, room))
         if at_cap:
             if cfg.budget is None:  # with a budget, spend it: the best half-width it buys
@@ -396,18 +475,26 @@ class _Run:
             return k, max(cfg.shots, 2 * self.last_shots)
         return k, cfg.shots
 
-    def _pooled(self, extra: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _pooled(self, extra: tuple[int, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ks, shots, scales) of the terms so far, plus a round of ``extra`` = (k, shots)."""
         data = Pooled.of(self.rounds)
-        ks, shots = list(data.ks), list(data.shots)
-        if extra is not None:
-            ks.append(float(extra[0]))
-            shots.append(float(extra[1]))
-        return np.array(ks), np.array(shots)
+        terms = (data.ks, data.shots, data.scales)
+        return terms if extra is None else self._with(terms, *extra)
 
-    def _predicted_half_width(self, ks: np.ndarray, shots: np.ndarray) -> float:
+    def _with(self, terms: tuple[np.ndarray, ...], k: int, shots: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``terms`` plus a round of ``shots`` at power k, one term per fold scale."""
+        ks, n, scales = terms
+        split = self.split(shots)
+        return (np.append(ks, [float(k)] * len(split)), np.append(n, np.asarray(split, dtype=float)),
+                np.append(scales, np.asarray(self.scales, dtype=float)))
+
+    def _theta_sd(self, terms: tuple[np.ndarray, ...]) -> float:
         f = self.fit
-        info = fisher(f.theta, f.u, f.v, ks, shots, self.prior)
-        return amplitude_half_width(f.theta, theta_sd(info, self.prior), self.z)
+        ks, shots, scales = terms
+        return theta_sd(fisher(f.theta, f.u, f.v, ks, shots, self.prior, scales), self.prior)
+
+    def _predicted_half_width(self, ks: np.ndarray, shots: np.ndarray, scales: np.ndarray) -> float:
+        return amplitude_half_width(self.fit.theta, self._theta_sd((ks, shots, scales)), self.z)
 
     def _shots_to_finish(self, k: int, limit: int = 1 << 40) -> int | None:
         """Fewest shots at k whose predicted half-width is <= eps (None beyond ``limit``)."""
@@ -425,14 +512,13 @@ class _Run:
     def _best_power(self, cap: int) -> int:
         """Greedy design at the cap: the power (run before, or k_cap) whose next shots most
         reduce the predicted variance of theta per oracle call."""
-        f = self.fit
-        ks, shots = self._pooled()
-        base = theta_sd(fisher(f.theta, f.u, f.v, ks, shots, self.prior), self.prior) ** -2
+        terms = self._pooled()
+        base = self._theta_sd(terms) ** -2
         best, gain = cap, -1.0
-        for k in sorted({int(x) for x in ks if x <= cap} | {cap}):
+        for k in sorted({int(x) for x in terms[0] if x <= cap} | {cap}):
             n = self.cfg.shots
-            sd = theta_sd(fisher(f.theta, f.u, f.v, np.append(ks, k), np.append(shots, n), self.prior), self.prior)
-            g = (sd**-2 - base) / (n * (2 * k + 1))
+            sd = self._theta_sd(self._with(terms, k, n))
+            g = (sd**-2 - base) / self.round_calls(k, n)
             if g > gain:
                 best, gain = k, g
         return best
@@ -558,9 +644,10 @@ class _Run:
             need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
             note = (f"eps={self.cfg.epsilon} not reached ({self.stopped}); half-width "
                     f"{diagnostics['reachable_half_width']:.3g}; {need}")
+        method = "mlae" if self.scales == (1,) else "mlae+zne"
         return to_estimate(
             oracle, a_low, a_high, value, epsilon=self.cfg.epsilon, alpha=self.cfg.alpha,
-            rounds=tuple(self.rounds), wall_time=wall_time, method="mlae", target=target,
+            rounds=tuple(self.rounds), wall_time=wall_time, method=method, target=target,
             reached_epsilon=reached, note=note, diagnostics=diagnostics,
         )
 
@@ -589,30 +676,46 @@ class _Run:
             "reachable_half_width": reachable,
             "calls_for_epsilon": calls_needed,
             "epsilon_floor": floor,
+            **self._fold_diagnostics(),
+        }
+
+    def _fold_diagnostics(self) -> dict[str, Any]:
+        """Which fold scales ran and the fold contrast model (empty without folds)."""
+        mitigation = self.cfg.mitigation
+        if mitigation is None:
+            return {}
+        b = self.prior.b
+        return {
+            "scales": list(self.scales), "mitigation": mitigation.name,
+            "fold_model": "per call, b = r" if b is None else "per block, b fixed",
+            "fold_b": b,
+            "folded_calls": sum(r.oracle_calls for r in self.rounds if r.scale > 1),
+            "readout": "inside the likelihood (confusion matrix); the counts are not readout-corrected",
         }
 
     def _calls_to_reach(self, eps: float) -> float | None:
         """Extra honest calls the greedy design at the cap predicts for half-width eps."""
         cap = self.k_cap()
         f = self.fit
-        ks, shots = self._pooled()
+        terms = self._pooled()
         extra = 0.0
         for _ in range(200):
-            if amplitude_half_width(f.theta, theta_sd(fisher(f.theta, f.u, f.v, ks, shots, self.prior), self.prior), self.z) <= eps:
+            if amplitude_half_width(f.theta, self._theta_sd(terms), self.z) <= eps:
                 return extra
             if extra > MAX_CALLS:
                 return None
+            ks, shots, _ = terms
             k = min(cap, int(max(ks)))
             cands = sorted({int(x) for x in ks if x <= cap} | {k})
             n = max(self.cfg.shots, float(shots.sum()) / 4)
-            base = theta_sd(fisher(f.theta, f.u, f.v, ks, shots, self.prior), self.prior) ** -2
+            base = self._theta_sd(terms) ** -2
             gains = []
             for c in cands:
-                sd = theta_sd(fisher(f.theta, f.u, f.v, np.append(ks, c), np.append(shots, n), self.prior), self.prior)
-                gains.append((sd**-2 - base) / (n * (2 * c + 1)))
+                sd = self._theta_sd(self._with(terms, c, n))
+                gains.append((sd**-2 - base) / self.round_calls(c, n))
             c = cands[int(np.argmax(gains))]
-            ks, shots = np.append(ks, c), np.append(shots, n)
-            extra += n * (2 * c + 1)
+            terms = self._with(terms, c, n)
+            extra += self.round_calls(c, n)
         return None
 
 
@@ -632,9 +735,9 @@ def _crossings(grid: np.ndarray, lr: np.ndarray, threshold: float) -> tuple[floa
 
 
 def _shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
-    """Amplitude from the k = 0 rounds alone, readout inverted, A0 at its prior value."""
-    shots = sum(r.shots for r in rounds if r.k == 0)
-    ones_ = sum(r.ones for r in rounds if r.k == 0)
+    """Amplitude from the unfolded k = 0 rounds alone, readout inverted, A0 at its prior value."""
+    shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
+    ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
     x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - 0.5
     return min(1.0, max(0.0, 0.5 + x / prior.a0))
 
@@ -646,9 +749,10 @@ def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> t
     """Amplitude interval from the k = 0 rounds alone: Clopper-Pearson on q_0, readout
     inverted, A0 anywhere in [exp(log a0 - 3 sd), 1] (module docstring). This interval serves
     when the decay model did not fit, so it does not trust the prior's sd below
-    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed)."""
-    shots = sum(r.shots for r in rounds if r.k == 0)
-    ones_ = sum(r.ones for r in rounds if r.k == 0)
+    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed). Folded k = 0 rounds (contrast
+    below A0) are left out."""
+    shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
+    ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
     if shots == 0:
         return 0.0, 1.0
     q_low, q_high = clopper_pearson(ones_, shots, alpha)
@@ -663,15 +767,33 @@ def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> t
     return min(ends), max(ends)
 
 
-@lru_cache(maxsize=256)
-def _expected_calls(config: MaximumLikelihoodAE, eps: float) -> float:
-    calls = []
-    for j in range(16):
-        theta = math.asin(math.sqrt((j + 0.5) / 16))
-        run = _Run(config, eps, DecayPrior())
-        run.loop(lambda k, n, t=theta: Round(k=k, shots=n, ones=round(n * math.sin((2 * k + 1) * t) ** 2)))
-        calls.append(run.calls)
-    return float(np.mean(calls))
+_COST_CACHE: dict[tuple[Any, ...], float] = {}
+_COST_CACHE_SIZE = 256
+
+
+def _expected_calls(
+    config: MaximumLikelihoodAE, eps: float, key: Any = None, folds: RoundEstimator | None = None,
+) -> float:
+    """Mean calls over 16 amplitudes of the noiseless schedule with expected counts (a fold
+    reads the unfolded p_k: the same unitary); cached per (configuration without its
+    mitigation, the mitigation's cost key, eps)."""
+    cache_key = (config, key, eps)
+    if cache_key not in _COST_CACHE:
+        if len(_COST_CACHE) >= _COST_CACHE_SIZE:
+            _COST_CACHE.clear()
+        calls = []
+        for j in range(16):
+            theta = math.asin(math.sqrt((j + 0.5) / 16))
+            run = _Run(config, eps, DecayPrior(), folds)
+
+            def sample(k: int, n: int, t: float = theta, run: _Run = run) -> tuple[Round, ...]:
+                p = math.sin((2 * k + 1) * t) ** 2
+                return tuple(Round(k=k, shots=m, ones=round(m * p), scale=s) for m, s in zip(run.split(n), run.scales))
+
+            run.loop(sample)
+            calls.append(run.calls)
+        _COST_CACHE[cache_key] = float(np.mean(calls))
+    return _COST_CACHE[cache_key]
 
 
 def _chi2_1_ppf(q: float) -> float:

@@ -2,7 +2,9 @@
 
 An amplitude estimator (IAE, ``qbo.qmc.iae``) asks, per round, for an interval of the *ideal*
 p_k = sin^2((2k + 1) theta) of the Grover power Q^k A at a level alpha_i, and for the circuits
-that round ran (so oracle calls are counted exactly, folded circuits at their scale). Plain
+that round ran (so oracle calls are counted exactly, folded circuits at their scale). The
+maximum-likelihood estimator (``qbo.qmc.mlae``) asks only for the raw counts of every circuit
+a round runs (``sample``: one ``Round`` per fold scale), which enter its likelihood. Plain
 rounds need nothing from here. A mitigation (``qbo.mitigation``) implements
 :class:`ProbabilityEstimator`; qmc never imports it.
 
@@ -44,16 +46,25 @@ class RoundEstimator(Protocol):
 
     def estimate(self, k: int, shots: int, alpha: float) -> RoundResult: ...
 
+    def sample(self, k: int, shots: int) -> tuple[Round, ...]:
+        """Run every circuit of a round (scale s_j at ``shots_per_scale(shots)[j]`` shots) and
+        return the raw counts, uncorrected: one Round per scale."""
+        ...
+
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]: ...
 
     def shots_per_scale(self, shots: int) -> list[int]: ...
 
 
 class ProbabilityEstimator(Protocol):
-    """What IAE needs from a mitigation: a name, a binding to (executor, oracle), and its cost model."""
+    """What IAE needs from a mitigation: a name, a binding to (executor, oracle), and its cost
+    model; MLAE also reads ``scales`` (the fold scales every round runs; ``(1,)``: none)."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def scales(self) -> tuple[int, ...]: ...
 
     @property
     def covers_device_bias(self) -> bool:
