@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Protocol
+
+import numpy as np
 
 from qbo.execution.base import Executor, ones
 from qbo.grover import power_circuit
@@ -72,3 +75,26 @@ def to_estimate(
         ci_high=float(oracle.to_reward(a_high)),
         **fields,  # type: ignore[arg-type]
     )
+
+
+class CostCache:
+    """Cost models of the estimators (Dai et al. 2023, Alg. 1 line 5 plans a stage with one):
+    the mean over the amplitudes (j + 1/2) / 16 of the calls a schedule spends when every round
+    reads its expected counts, computed once per key (configuration, mitigation, eps) and kept
+    for the next ``size`` keys."""
+
+    AMPLITUDES = 16
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._values: dict[Hashable, float] = {}
+
+    def mean_calls(self, key: Hashable, calls_at: Callable[[float], float]) -> float:
+        """The mean of ``calls_at(theta)`` over theta = arcsin sqrt((j + 1/2) / 16), cached by ``key``."""
+        value = self._values.get(key)
+        if value is None:
+            if len(self._values) >= self._size:
+                self._values.clear()
+            thetas = (math.asin(math.sqrt((j + 0.5) / self.AMPLITUDES)) for j in range(self.AMPLITUDES))
+            value = self._values[key] = float(np.mean([calls_at(theta) for theta in thetas]))
+        return value

@@ -90,11 +90,9 @@ from functools import lru_cache
 from collections.abc import Hashable
 from typing import Any, Literal
 
-import numpy as np
-
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS, interval
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -461,8 +459,7 @@ def _amplitude_width(thetas: tuple[float, float]) -> float:
     return math.sin(thetas[1]) ** 2 - math.sin(thetas[0]) ** 2
 
 
-_COST_CACHE: dict[tuple[IterativeAmplitudeEstimation, Hashable, float], float] = {}
-_COST_CACHE_SIZE = 256
+_COSTS = CostCache()
 
 
 def _expected_calls(
@@ -470,18 +467,12 @@ def _expected_calls(
 ) -> float:
     """Mean calls over 16 amplitudes of the (mitigated, if ``model``) schedule; cached per
     (configuration without its mitigation, the mitigation's cost key, eps)."""
-    cache_key = (config, key, eps)
-    if cache_key not in _COST_CACHE:
-        if len(_COST_CACHE) >= _COST_CACHE_SIZE:
-            _COST_CACHE.clear()
-        calls = []
-        for j in range(16):
-            theta = math.asin(math.sqrt((j + 0.5) / 16))
-            probe = None if model is None else _ExpectedProbe(model, theta)
-            rounds, _ = config._run(eps, _expected_sampler(theta), probe)
-            calls.append(sum(r.oracle_calls for r in rounds))
-        _COST_CACHE[cache_key] = float(np.mean(calls))
-    return _COST_CACHE[cache_key]
+    def calls_at(theta: float) -> int:
+        probe = None if model is None else _ExpectedProbe(model, theta)
+        rounds, _ = config._run(eps, _expected_sampler(theta), probe)
+        return sum(r.oracle_calls for r in rounds)
+
+    return _COSTS.mean_calls((config, key, eps), calls_at)
 
 
 def _expected_sampler(theta: float) -> Sampler:

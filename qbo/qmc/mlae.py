@@ -141,7 +141,7 @@ from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
 from qbo.qmc.likelihood import (
@@ -767,8 +767,7 @@ def _shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> t
     return min(ends), max(ends)
 
 
-_COST_CACHE: dict[tuple[Any, ...], float] = {}
-_COST_CACHE_SIZE = 256
+_COSTS = CostCache()
 
 
 def _expected_calls(
@@ -777,23 +776,17 @@ def _expected_calls(
     """Mean calls over 16 amplitudes of the noiseless schedule with expected counts (a fold
     reads the unfolded p_k: the same unitary); cached per (configuration without its
     mitigation, the mitigation's cost key, eps)."""
-    cache_key = (config, key, eps)
-    if cache_key not in _COST_CACHE:
-        if len(_COST_CACHE) >= _COST_CACHE_SIZE:
-            _COST_CACHE.clear()
-        calls = []
-        for j in range(16):
-            theta = math.asin(math.sqrt((j + 0.5) / 16))
-            run = _Run(config, eps, DecayPrior(), folds)
+    def calls_at(theta: float) -> int:
+        run = _Run(config, eps, DecayPrior(), folds)
 
-            def sample(k: int, n: int, t: float = theta, run: _Run = run) -> tuple[Round, ...]:
-                p = math.sin((2 * k + 1) * t) ** 2
-                return tuple(Round(k=k, shots=m, ones=round(m * p), scale=s) for m, s in zip(run.split(n), run.scales))
+        def sample(k: int, n: int) -> tuple[Round, ...]:
+            p = math.sin((2 * k + 1) * theta) ** 2
+            return tuple(Round(k=k, shots=m, ones=round(m * p), scale=s) for m, s in zip(run.split(n), run.scales))
 
-            run.loop(sample)
-            calls.append(run.calls)
-        _COST_CACHE[cache_key] = float(np.mean(calls))
-    return _COST_CACHE[cache_key]
+        run.loop(sample)
+        return run.calls
+
+    return _COSTS.mean_calls((config, key, eps), calls_at)
 
 
 def _chi2_1_ppf(q: float) -> float:
