@@ -15,7 +15,9 @@ from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
 from qbo.qmc.confidence import clopper_pearson
-from qbo.qmc.likelihood import DecayPrior, Pooled, fisher, profile, rotation_score, theta_sd
+from qbo.qmc.likelihood import (
+    DecayPrior, Pooled, decay_exponents, deviance, fisher, observed, profile, rotation_score, theta_sd,
+)
 
 ALPHA = 0.05
 TRUE = dict(a0=0.95, r=0.915, p01=0.02, p10=0.04)
@@ -301,7 +303,8 @@ def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
     for i in range(0, len(schedule), len(scales)):
         chunk = schedule[i:i + len(scales)]
         assert [s for _, _, s in chunk] == list(scales) and len({k for k, _, _ in chunk}) == 1
-        assert [n for _, n, _ in chunk] == split(sum(n for _, n, _ in chunk))
+        shots = [n for _, n, _ in chunk]  # the split of the round's n (its floor of one shot a scale may exceed n)
+        assert any(split(total) == shots for total in range(1, sum(shots) + 1))
     d = out.diagnostics
     assert out.method == "mlae+zne" and d["scales"] == list(scales)
     assert d["folded_calls"] == sum(n * s * (2 * k + 1) for k, n, s in ex.folded if s > 1) > 0
@@ -317,11 +320,9 @@ def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
 )
 def test_folded_likelihood_is_the_unfolded_one_at_scale_one(theta, u, v, ks, b, readout):
     """At s = 1 a term's probability is Tanaka et al.'s p01 + g (1/2 + A0 r^k (sin^2 - 1/2))
-    under both fold models, so profile, deviance, information and rotation score of all-s = 1
-    data are the unfolded ones; the per-call fold is A0 r^((s(2k+1)-1)/2), and the per-block
-    model with b = r is the per-call one."""
-    from qbo.qmc.likelihood import decay_exponents, deviance, observed
-
+    under both fold models, so the deviance of all-s = 1 data is the binomial deviance at
+    those probabilities; the per-call fold is A0 r^((s(2k+1)-1)/2), and the per-block model
+    with b = r is the per-call one."""
     prior = DecayPrior(0.9, 0.95, 0.1, 0.05, *readout, b=b)
     k = np.array(ks, dtype=float)
     ones = np.ones_like(k)
@@ -332,13 +333,10 @@ def test_folded_likelihood_is_the_unfolded_one_at_scale_one(theta, u, v, ks, b, 
     assert np.array_equal(d, k) and np.all(o == 0)
     n = np.full_like(k, 50.0)
     y = np.round(n * plain)
-    folded, unfolded = Pooled(k, n, y, ones), Pooled(k, n, y)
-    grid = np.linspace(0.05, 1.5, 7)
-    for a, b_ in zip(profile(grid, folded, prior), profile(grid, unfolded, prior)):
-        assert np.array_equal(a, b_)
-    assert deviance(theta, u, v, folded, prior) == deviance(theta, u, v, unfolded, prior)
-    assert np.array_equal(fisher(theta, u, v, k, n, prior, ones), fisher(theta, u, v, k, n, prior))
-    assert rotation_score(theta, u, v, folded, prior) == rotation_score(theta, u, v, unfolded, prior)
+    folded = Pooled(k, n, y, ones)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 log 0 = 0
+        terms = np.nan_to_num(y * np.log(y / (n * plain))) + np.nan_to_num((n - y) * np.log((n - y) / (n * (1 - plain))))
+    assert deviance(theta, u, v, folded, prior) == pytest.approx(2 * terms.sum(), rel=1e-9, abs=1e-9)
     for s in (3, 5):
         per_call = DecayPrior(0.9, 0.95, 0.1, 0.05, *readout)
         want = readout[0] + g * (0.5 + math.exp(u) * np.exp(v) ** ((s * (2 * k + 1) - 1) / 2)
@@ -354,8 +352,6 @@ def test_folded_likelihood_is_the_unfolded_one_at_scale_one(theta, u, v, ks, b, 
 def test_folded_information_is_the_gradient_of_the_folded_probability(theta, u, v, b, k, s):
     """fisher's gradient of q for a folded term (theta, u, v) matches central differences of
     ``observed``: I = N q' q'^T / (q (1 - q)) (plus the prior precisions)."""
-    from qbo.qmc.likelihood import observed
-
     prior = DecayPrior(0.9, 0.95, 0.1, 0.05, 0.02, 0.03, b=b)
     x, h = np.array([theta, u, v]), 1e-6
     q = float(observed(theta, k, u, v, prior, s))
@@ -418,3 +414,9 @@ def test_mlae_zne_covers_on_a_device_model():
         assert {r.scale for r in out.rounds} == {1, 3} and out.oracle_calls <= 4000
         assert out.diagnostics["fold_model"] == "per block, b fixed"
     assert misses <= _allowed_misses(30)
+
+
+def test_a_budget_below_one_folded_round_is_refused():
+    with pytest.raises(ValueError, match=r"budget must leave at least 9 calls for one folded round at scales \(1, 3, 5\)"):
+        MaximumLikelihoodAE(0.01, budget=8, mitigation=_zne((1, 3, 5)))
+    MaximumLikelihoodAE(0.01, budget=9, mitigation=_zne((1, 3, 5)))  # one round at k = 0 fits

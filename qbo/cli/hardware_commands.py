@@ -90,8 +90,11 @@ def submit(
         typer.echo("not submitted: the plan was not confirmed (--yes confirms it)", err=True)
         raise typer.Exit(code=1)
     write_settings(folder, mode, retry, limits)
-    if calibration is not None:
-        pin_calibration(folder, calibration, cfg.target)  # the run's device model, for every unit and resume
+    if calibration is not None:  # the run's device model, for every unit and resume: the one the plan used
+        pinned = pin_calibration(folder, calibration, cfg.target)
+        if pinned is None or pinned.to_json() != calibration.to_json():
+            raise ValueError(f"'{folder}' was pinned to another calibration while the plan was shown; "
+                             "submit again to see the plan for it, or use a fresh --out")
     _run(folder, lambda report: _run_experiment(cfg, folder, report))
 
 

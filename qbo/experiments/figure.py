@@ -31,6 +31,7 @@ import orjson
 Curves = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 _LENGTH = struct.Struct(">Q")
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_PARENT = "QBO_PAINTER_PARENT"  # the pid the helper serves; it exits when that process is gone
 
 
 def render_png(curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
@@ -96,7 +97,8 @@ class Painter:
                 path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
                 self._helper = subprocess.Popen(  # -P: nothing from the working directory shadows qbo or matplotlib
                     [sys.executable, "-P", "-m", "qbo.experiments.figure"], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=path),
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    env=dict(os.environ, PYTHONPATH=path, **{_PARENT: str(os.getpid())}),
                 )
             except OSError:
                 self._helper = None
@@ -138,7 +140,7 @@ def _serve() -> int:
     """The helper: warm matplotlib up, then answer one request from stdin with PNG bytes.
     It exits when its stdin closes or its parent dies (a process forked from the parent, a
     Dask worker, may hold the pipe open after a kill -9)."""
-    parent = os.getppid()
+    parent = int(os.environ.get(_PARENT, os.getppid()))  # from the parent: it may be gone before we start
     x = np.arange(1.0, 4.0)  # two curves a decade apart: the log axis and legend load their fonts too
     render_png({"a": (x, x, 0 * x), "b": (x, 100 * x, 0 * x)}, "x", "y", "warm-up")
     stdin = sys.stdin.buffer

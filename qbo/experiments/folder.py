@@ -64,7 +64,8 @@ STAGES = "stages.jsonl"
 UNITS = "units"
 CALIBRATION = "calibration.json"
 PIN_KEY = "calibration_sha256"  # run.json's record of the pinned device model
-PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl", CALIBRATION}  # what may be in a folder before it is claimed (qbo submit)
+_PIN_STAGING = f".{CALIBRATION}.tmp"
+PRE_CLAIM = {LOCK, "execution.json", "jobs.jsonl", CALIBRATION, _PIN_STAGING}  # what a folder may hold before its claim (qbo submit)
 
 
 def config_hash(config: ExperimentConfig) -> str:
@@ -301,7 +302,11 @@ def _write_marker(folder: Path, config: ExperimentConfig, done: dict[str, Any] |
     """run.json; at the claim it records the sha256 of a pinned calibration.json, later
     rewrites keep it (``pinned_calibration`` then insists on that file)."""
     marker = {"format": FORMAT, "config_sha256": config_hash(config)}
-    pinned = _read_marker(folder).get(PIN_KEY) if (folder / MARKER).exists() else _pin_digest(folder)
+    if (folder / MARKER).exists():
+        pinned = _read_marker(folder).get(PIN_KEY)
+    else:  # the claim: record the pin qbo submit left, if any
+        pin = _read_pin(folder)
+        pinned = None if pin is None else pin[0]
     if pinned is not None:
         marker[PIN_KEY] = pinned
     write_text_atomic(folder / MARKER, json.dumps(marker | ({"finished": done} if done else {})) + "\n")
@@ -317,7 +322,7 @@ def _read_marker(folder: Path) -> dict[str, Any]:
         raise BadFile(f"'{path}' is not valid JSON; the run folder is damaged") from None
     if (not isinstance(marker, dict) or marker.get("format") != FORMAT
             or not isinstance(marker.get("config_sha256"), str) or len(marker["config_sha256"]) != 64
-            or not isinstance(marker.get(PIN_KEY, ""), str)
+            or (PIN_KEY in marker and not (isinstance(marker[PIN_KEY], str) and len(marker[PIN_KEY]) == 64))
             or not _finished_record(marker.get("finished", {}))):
         raise BadFile(f"'{path}' is not a run.json of format {FORMAT}; the run folder is damaged")
     return marker
@@ -342,23 +347,19 @@ def _holder(fd: int) -> str:
 
 def pin_calibration(folder: str | os.PathLike, snapshot: Snapshot, target: str) -> Snapshot | None:
     """Pin ``snapshot`` as the device model of the run about to be claimed in ``folder``
-    (``calibration.json``, created exclusively: a file already there is kept and returned);
-    a folder already claimed keeps what its run.json records (None: it has no device model)."""
+    (``calibration.json``, under the folder lock and never replacing a pin already there,
+    which is kept and returned); a folder already claimed keeps what its run.json records
+    (None: it has no device model)."""
     folder = Path(folder)
-    if (folder / MARKER).exists():
+    with lock_run_folder(folder):
+        if not (folder / MARKER).exists() and not (folder / CALIBRATION).exists():
+            data = snapshot.to_json()
+            Snapshot.from_json(data)  # never pin an invalid snapshot
+            body = json.dumps({"sha256": _snapshot_digest(data), "snapshot": data}, indent=1) + "\n"
+            staged = write_text_atomic(folder / _PIN_STAGING, body)
+            os.replace(staged, folder / CALIBRATION)  # no pin to replace: checked under the lock
+            fsync_folder(folder)
         return pinned_calibration(folder, target)
-    data = snapshot.to_json()
-    Snapshot.from_json(data)  # never pin an invalid snapshot
-    body = json.dumps({"sha256": _snapshot_digest(data), "snapshot": data}, indent=1) + "\n"
-    staged = write_text_atomic(folder / f".{CALIBRATION}.{os.getpid()}", body)
-    try:
-        os.link(staged, folder / CALIBRATION)  # never replaces: a racing submit's pin stays
-        fsync_folder(folder)
-    except FileExistsError:
-        pass
-    finally:
-        staged.unlink()
-    return pinned_calibration(folder, target)
 
 
 def pinned_calibration(folder: str | os.PathLike | None, target: str | None = None) -> Snapshot | None:
@@ -369,23 +370,24 @@ def pinned_calibration(folder: str | os.PathLike | None, target: str | None = No
         return None
     folder = Path(folder)
     path = folder / CALIBRATION
-    recorded = _read_marker(folder).get(PIN_KEY) if (folder / MARKER).exists() else None
-    if (folder / MARKER).exists() and recorded is None:
+    claimed = (folder / MARKER).exists()
+    recorded = _read_marker(folder).get(PIN_KEY) if claimed else None
+    if claimed and recorded is None:
         if path.exists():
             raise BadFile(f"'{path}' was added after the run started without one; remove it (the run has no "
                           "device model) or start afresh")
         return None
-    if not path.exists():
+    pinned = _read_pin(folder)
+    if pinned is None:
         if recorded is not None:
             raise BadFile(f"'{path}' is missing: the run started with it as its device model ({MARKER}); restore it "
                           "or start afresh")
         return None
-    digest = _pin_digest(folder)
+    digest, data = pinned
     if recorded is not None and digest != recorded:
         raise BadFile(f"'{path}' is not the calibration the run started with ({MARKER}); restore it or start afresh")
-    body = json.loads(path.read_bytes())
     try:
-        snapshot = Snapshot.from_json(body["snapshot"], label=CALIBRATION)
+        snapshot = Snapshot.from_json(data, label=CALIBRATION)
     except ValueError as exc:
         raise BadFile(f"'{path}': {exc}") from None
     if target is not None and snapshot.source != target:
@@ -394,9 +396,9 @@ def pinned_calibration(folder: str | os.PathLike | None, target: str | None = No
     return snapshot
 
 
-def _pin_digest(folder: Path) -> str | None:
-    """The sha256 a valid calibration.json in ``folder`` records for its snapshot (None: no file);
-    a file whose snapshot does not match it, or that does not parse, is refused."""
+def _read_pin(folder: Path) -> tuple[str, dict[str, Any]] | None:
+    """(sha256, snapshot JSON) of a valid calibration.json in ``folder`` (None: no file); a
+    file whose snapshot does not match its sha256, or that does not parse, is refused."""
     path = folder / CALIBRATION
     if not path.exists():
         return None
@@ -409,7 +411,7 @@ def _pin_digest(folder: Path) -> str | None:
     if not isinstance(data, dict) or body.get("sha256") != _snapshot_digest(data):
         raise BadFile(f"'{path}' was changed after it was pinned (its snapshot does not match its sha256); "
                       "restore it or start afresh")
-    return body["sha256"]
+    return body["sha256"], data
 
 
 def _snapshot_digest(data: dict[str, Any]) -> str:

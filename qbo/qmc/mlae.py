@@ -241,6 +241,12 @@ class MaximumLikelihoodAE:
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         check_fold_mitigation(self.mitigation)
+        if self.mitigation is not None and self.budget is not None:
+            cheapest = sum(self.mitigation.scales)  # a folded round at k = 0 with one shot per scale
+            if self.budget - self.check_shots < cheapest:
+                raise ValueError(f"budget must leave at least {cheapest} calls for one folded round at scales "
+                                 f"{tuple(self.mitigation.scales)} (after {self.check_shots} check shots), "
+                                 f"got {self.budget}")
 
     # --- public API -------------------------------------------------------------------
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
