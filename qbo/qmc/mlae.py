@@ -185,7 +185,7 @@ class MaximumLikelihoodAE:
         final_factor: a round is final if it needs at most this times ``shots``.
         gof_level: p-value below which the model is declared not to fit.
         a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
-        max_rounds: hard cap on rounds.
+        max_rounds: hard cap on the circuits run (a round with folds runs one per scale).
         anchor_shots: shots of round 0 (k = 0; default ``shots``).
         check_shots: shots of a k = 0 check round after the schedule (0: none; counted in
             ``budget``). About 36 / delta^2 of them let the goodness of fit flag a coherent
