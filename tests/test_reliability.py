@@ -424,3 +424,29 @@ def test_a_kill_between_stages_jsonl_and_removing_the_journals_resumes_identical
     open_run_folder(journals)  # the CLI's read-only check accepts the folder
     resume_experiment(journals)
     assert _results(journals) == _results(finished) and not (journals / "units").exists()
+
+
+def test_a_resume_walks_each_unchanged_journal_once(journals, finished, monkeypatch):
+    """open_run_folder checks, run_unit reads and merge copies every journal: a journal whose
+    bytes did not change between them is verified once (its scan is kept per sha256)."""
+    from qbo.experiments import journal as journal_module
+
+    journal_module._SCANS.clear()
+    walks = []
+    walk = journal_module.UnitJournal._walk
+    monkeypatch.setattr(journal_module.UnitJournal, "_walk", lambda self, data: walks.append(self.unit) or walk(self, data))
+    resume_experiment(journals)
+    assert _results(journals) == _results(finished)
+    assert sorted(walks) == sorted(set(walks)) and walks  # once per unit
+
+
+def test_a_journal_changed_after_its_scan_is_walked_again(journals):
+    from qbo.experiments import journal as journal_module
+
+    path = _journal(journals)
+    unit = journal_module.UnitJournal(path, config_hash(CONFIG))
+    assert unit.check()
+    lines = _lines(path)
+    path.write_bytes(b"".join(lines[:50] + [lines[50].replace(b'"estimate":', b'"estimate":0.5,"x":')] + lines[51:]))
+    with pytest.raises(BadFile, match="fails its hash chain"):
+        unit.check()

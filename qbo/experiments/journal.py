@@ -138,7 +138,7 @@ class Replay:
     state: dict[str, Any] | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Scan:
     stages: list[bytes]  # every verified stage line, without its newline
     done: bool
@@ -146,6 +146,17 @@ class _Scan:
     durable_stages: int  # stage lines before that point
     chain: bytes  # the chain value at that point
     checkpoint: bytes | None  # the last checkpoint line
+
+
+_SCANS: dict[tuple[str, str, bytes], tuple[_Scan, int]] = {}  # UnitJournal._scan's memory (scan, bytes), oldest first
+SCAN_MEMORY = 1 << 28  # keep the scans of at most 256 MB of journals
+
+
+def _remember(key: tuple[str, str, bytes], scan: _Scan, size: int) -> None:
+    _SCANS[key] = (scan, size)
+    held = sum(n for _, n in _SCANS.values())
+    while held > SCAN_MEMORY and len(_SCANS) > 1:
+        held -= _SCANS.pop(next(iter(_SCANS)))[1]
 
 
 class UnitJournal:
@@ -201,7 +212,7 @@ class UnitJournal:
         """The verified stage lines of a finished unit, as bytes without newlines (for merge);
         None if the unit is not done."""
         scan = self._scan(self._bytes()) if self.path.exists() else None
-        return scan.stages if scan is not None and scan.done else None
+        return list(scan.stages) if scan is not None and scan.done else None
 
     def _bytes(self) -> bytes:
         try:
@@ -210,6 +221,18 @@ class UnitJournal:
             raise BadFile(f"cannot read journal '{self.path}': {exc.strerror}") from None
 
     def _scan(self, data: bytes) -> _Scan:
+        """The verified scan of ``data``, kept per (unit, config, sha256 of the bytes): a resume
+        checks every journal before it takes the lock, reads it, then merges it, and a finished
+        unit's bytes do not change in between (one whole-file sha256 instead of a chain walk)."""
+        key = (self.unit, self.config_sha256, hashlib.sha256(data).digest())
+        kept = _SCANS.get(key)
+        if kept is not None:
+            return kept[0]
+        scan = self._walk(data)
+        _remember(key, scan, len(data))
+        return scan
+
+    def _walk(self, data: bytes) -> _Scan:
         lines = data[:data.rfind(b"\n") + 1].split(b"\n")
         lines.pop()  # after the last newline: empty, or a torn line (a kill during the write)
         chain = self.config_sha256.encode()
