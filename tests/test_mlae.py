@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +15,9 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
+from qbo.qmc.mlae import _Run
 from qbo.qmc.confidence import clopper_pearson
+from qbo.qmc.result import Round
 from qbo.qmc.likelihood import (
     DecayPrior, Pooled, decay_exponents, deviance, fisher, observed, profile, rotation_score, theta_sd,
 )
@@ -420,3 +423,29 @@ def test_a_budget_below_one_folded_round_is_refused():
     with pytest.raises(ValueError, match=r"budget must leave at least 9 calls for one folded round at scales \(1, 3, 5\)"):
         MaximumLikelihoodAE(0.01, budget=8, mitigation=_zne((1, 3, 5)))
     MaximumLikelihoodAE(0.01, budget=9, mitigation=_zne((1, 3, 5)))  # one round at k = 0 fits
+
+
+@pytest.mark.parametrize("k0_shots, both", [(20, True), (200_000, False)])
+def test_the_final_interval_spans_every_mode_within_the_threshold(k0_shots, both):
+    """Counts at one deep power read theta and its aliases alike; with few k = 0 shots the
+    alias at (2 pi - 11 theta) / 11 (and others) stay within the threshold, and the final
+    interval must hold them even when the localisation window had left them behind (issue 9:
+    an interval is a promise): it is the hull of the profile-likelihood set a brute-force
+    grid of 5e4 points over [0, pi/2] finds. With many k = 0 shots the interval stays local."""
+    theta, k = 0.3, 5
+    alias = (2 * math.pi - (2 * k + 1) * theta) / (2 * k + 1)
+    rounds = [Round(k=k, shots=2000, ones=round(2000 * math.sin((2 * k + 1) * theta) ** 2)),
+              Round(k=0, shots=k0_shots, ones=round(k0_shots * math.sin(theta) ** 2))]
+    run = _Run(MaximumLikelihoodAE(1e-3, decay="none"), 1e-3, DecayPrior())
+    run.rounds = rounds
+    run._refit(whole=True)
+    run.fit = replace(run.fit, loc_low=theta - 0.01, loc_high=theta + 0.01)  # a window that left the alias
+    run._refit()
+    assert run.fit.low <= theta <= run.fit.high and not run.fit.low <= alias <= run.fit.high
+    run._span_other_modes()
+    grid = np.linspace(0.0, math.pi / 2, 50_001)
+    ll = profile(grid, Pooled.of(rounds), DecayPrior())[0]
+    inside = grid[2 * (ll.max() - ll) <= run.c_final]
+    step = grid[1]
+    assert run.fit.low == pytest.approx(inside.min(), abs=2 * step) and run.fit.high == pytest.approx(inside.max(), abs=2 * step)
+    assert (run.fit.low <= alias <= run.fit.high) == both and (run.modes > 1) == both

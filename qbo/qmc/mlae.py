@@ -155,6 +155,7 @@ if TYPE_CHECKING:
 
 DECAYS = ("auto", "none", "fit")
 GRID = 1025
+ALIAS_SLACK = 4.0  # a mode probed off its peak may read up to this much lower in 2 log-likelihood
 MAX_CALLS = 1e15
 IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_level stops the estimate
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
@@ -373,6 +374,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.stopped = "max_rounds"
+        self.modes = 1  # disjoint parts of the final profile-likelihood set (``_span_other_modes``)
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
         self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
 
@@ -445,8 +447,56 @@ class _Run:
         if self.cfg.check_shots >= 1 and self.stopped != "misfit":
             self.rounds.extend(sample(0, self.cfg.check_shots))
             self._refit()
+        self._span_other_modes()
         if not self.model_fits():
             self.stopped = "misfit"
+
+    def _span_other_modes(self) -> None:
+        """Make the final interval the hull of the whole profile-likelihood set, not of its part
+        in the localisation window. The window only narrows as rounds come in, so a mode it left
+        behind can come back within the threshold (seen once: a = 0.52 read as 0.98, the true
+        mode 0.83 in log-likelihood below the chosen one). Every mode of the likelihood sits
+        where the deepest power K reads the fitted phase, at the aliases
+        theta' = (j pi +- (2K + 1) theta) / (2K + 1): each alias outside the window is profiled
+        at its centre; those within ``c_final`` + ``ALIAS_SLACK`` of the best are profiled on a
+        fine grid over their own fringe (+- pi / (2 (2K + 1)), up to the window), and the
+        interval (and, if one is higher, the estimate) takes every theta within ``c_final`` of
+        the best point seen; ``modes`` counts the disjoint parts of that set."""
+        f, data = self.fit, Pooled.of(self.rounds)
+        m = 2 * int(data.ks.max()) + 1
+        if m == 1 or f is None:
+            return  # k = 0 alone: P(1) is monotone in theta, one mode
+        phase, half = m * f.theta, math.pi / (2 * m)
+        centres = np.array(sorted({(j * math.pi + sign * phase) / m for j in range(m + 1) for sign in (1, -1)}))
+        centres = centres[(centres >= 0) & (centres <= math.pi / 2) & ((centres < f.loc_low) | (centres > f.loc_high))]
+        if centres.size == 0:
+            return
+        fine, ll, _, _ = self._fine
+        near = centres[2 * (float(ll.max()) - profile(centres, data, self.prior)[0]) <= self.c_final + ALIAS_SLACK]
+        if near.size == 0:
+            return
+        grids = [self._fine]
+        for centre in near:  # its fringe, up to the window (which the fit's own grid covers)
+            low, high = max(0.0, centre - half), min(math.pi / 2, centre + half)
+            low, high = (low, min(high, f.loc_low)) if centre < f.loc_low else (max(low, f.loc_high), high)
+            grid = np.linspace(low, high, GRID)
+            grids.append((grid, *profile(grid, data, self.prior)))
+        top = max(float(values.max()) for _, values, _, _ in grids)
+        spans = [_crossings(grid, 2 * (top - values), self.c_final) for grid, values, _, _ in grids
+                 if np.any(2 * (top - values) <= self.c_final)]
+        if len(spans) == 1 and spans[0] == (f.low, f.high):
+            return
+        grid, values, u, v = max(grids, key=lambda g: float(g[1].max()))
+        i = int(np.argmax(values))
+        low, high = min(a for a, _ in spans), max(b for _, b in spans)
+        parts: list[list[float]] = []
+        for a, b in sorted(spans):  # touching spans are one part of the set
+            if parts and a <= parts[-1][1] + 1e-12:
+                parts[-1][1] = max(parts[-1][1], b)
+            else:
+                parts.append([a, b])
+        self.modes = len(parts)
+        self.fit = _Fit(float(grid[i]), float(u[i]), float(v[i]), low, high, min(f.loc_low, low), max(f.loc_high, high))
 
     # --- decisions ----------------------------------------------------------------------
     def _next(self) -> tuple[int, int | None]:
@@ -553,7 +603,7 @@ class _Run:
         i = int(np.argmax(ll))
         low, high = _crossings(fine, 2 * (ll[i] - ll), self.c_final)
         self.fit = _Fit(float(fine[i]), float(u[i]), float(v[i]), low, high, loc_lo, loc_hi)
-        self._fine = (fine, ll)
+        self._fine = (fine, ll, u, v)
 
     def half_width(self) -> float:
         f = self.fit
@@ -624,7 +674,7 @@ class _Run:
         a_low, a_high = math.sin(f.low) ** 2, math.sin(f.high) ** 2
         method_note = "profile likelihood, chi2_1 at 1 - alpha" + (
             ", nuisances A0, r maximised out" if self.prior.free else ", decay fixed at none"
-        )
+        ) + (f"; hull of {self.modes} modes" if self.modes > 1 else "")
         value = math.sin(f.theta) ** 2
         if not fits:
             a_low, a_high = self._widened(dev, dof)
@@ -678,7 +728,7 @@ class _Run:
             "a0": math.exp(f.u), "r": math.exp(f.v),
             "a0_prior": prior.a0, "r_prior": prior.r, "p01": prior.p01, "p10": prior.p10,
             "deviance": dev, "dof": dof, "gof_p_value": p, "model_fits": fits,
-            "k_cap": self.k_cap(), "stopped": self.stopped,
+            "k_cap": self.k_cap(), "stopped": self.stopped, "modes": self.modes,
             "reachable_half_width": reachable,
             "calls_for_epsilon": calls_needed,
             "epsilon_floor": floor,
