@@ -326,17 +326,17 @@ def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) ->
 
 def _settings(config: ExperimentConfig, out_dir: str | Path | None = None) -> StageSettings:
     # a device model caps depth and pads the bias by its calibration, as qbo estimate does
+    snapshot = device_model(config, out_dir)
     return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config), config.weights, device_model(config, out_dir))
+                         _mitigation(config, snapshot), config.weights, snapshot)
 
 
-def _mitigation(config: ExperimentConfig):
-    """The Mitigation for config.mitigation on config.target (None for 'none')."""
+def _mitigation(config: ExperimentConfig, snapshot: Snapshot | None):
+    """The Mitigation for config.mitigation on the run's device model (None for 'none')."""
     if config.mitigation == "none":
         return None
     from qbo.mitigation import make_mitigation
 
-    snapshot = parse_target(config.target).snapshot()
     if snapshot is None:
         raise ValueError(f"mitigation '{config.mitigation}' needs a device model target (aer:NAME or fake:NAME), got '{config.target}'")
     return make_mitigation(config.mitigation, snapshot)
