@@ -149,3 +149,40 @@ def test_damaged_journals_are_refused_or_yield_a_prefix(tmp_path_factory, n, how
     # accepted only if it is what an earlier kill could have left, give or take a checkpoint
     # (a checkpoint is resumable state, never a record: one missing or repeated changes nothing)
     assert _chained(original)[: len(_chained(whole))] == _chained(whole) and set(whole) <= set(original)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 9), st.integers(0, 9), st.lists(st.booleans(), max_size=20), st.booleans())
+def test_the_scan_a_writer_keeps_is_the_walk_of_its_bytes(tmp_path_factory, before, after, commits, torn):
+    """A journal that finishes registers its scan for merge (no chain walk of bytes it just
+    wrote): it must equal the walk of the file, for a fresh unit and for one resumed after a
+    close with stage lines no checkpoint covered (dropped) and, with ``torn``, a partial line."""
+    from qbo.experiments import journal as journal_module
+
+    path = tmp_path_factory.mktemp("j") / "trial000-x.jsonl"
+    at = {"stage": 0}
+    flushes = iter(commits)
+
+    def write(n: int) -> UnitJournal:
+        journal = UnitJournal(path, "a" * 64, flush_every_s=3600, fields={"trial": 0, "algorithm": "x"},
+                              state=lambda: {"rng": {"s": at["stage"]}})
+        replay = journal.read()
+        at["stage"] = replay.records[-1]["stage"] if replay.records else 0
+        for _ in range(n):
+            at["stage"] += 1
+            journal.append({"stage": at["stage"], "estimate": at["stage"] / 7})
+            if next(flushes, False):
+                journal.commit()
+        return journal
+
+    first = write(before)
+    first.close()  # a kill: uncommitted stage lines are dropped
+    if torn:
+        with open(path, "ab") as handle:
+            handle.write(b'{"trial":0,"algorithm":"x","stage":')
+    journal_module._SCANS.clear()
+    second = write(after)
+    second.finish()
+    kept = [scan for scan, _ in journal_module._SCANS.values() if scan.done]
+    assert len(kept) == 1
+    assert kept[0] == second._walk(path.read_bytes())

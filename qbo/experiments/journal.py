@@ -179,6 +179,12 @@ class UnitJournal:
         self._buffer: list[bytes] = []
         self._unsaved = 0  # stage lines in the buffer after its last checkpoint
         self._last_commit = time.monotonic()
+        # what this journal's file holds, as ``_walk`` would scan it: kept while writing, so
+        # that a merge in this process finds the scan of a unit it wrote (one sha256, no walk)
+        self._written = hashlib.sha256()
+        self._size = 0
+        self._stages: list[bytes] = []
+        self._checkpoint: bytes | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -196,6 +202,8 @@ class UnitJournal:
         self._seq, self._chain = scan.durable_stages + (2 if scan.done else 1), scan.chain
         if scan.durable == 0:  # the header itself was torn
             self._start()
+        self._written, self._size = hashlib.sha256(data[:scan.durable]), scan.durable
+        self._stages, self._checkpoint = list(scan.stages[:scan.durable_stages]), scan.checkpoint
         if scan.done:
             return Replay(done=True)
         records = [json.loads(line) for line in scan.stages[:scan.durable_stages]]
@@ -309,9 +317,11 @@ class UnitJournal:
 
     def finish(self) -> None:
         """Mark the unit done and commit (a unit boundary)."""
-        self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode())
+        self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode(), stage=False)
         self._unsaved = 0  # the done marker makes every stage durable
         self.commit()
+        scan = _Scan(self._stages, True, self._size, len(self._stages), self._chain, self._checkpoint)
+        _remember((self.unit, self.config_sha256, self._written.digest()), scan, self._size)
 
     def commit(self) -> None:
         """Write and fsync the buffered lines, ending with a checkpoint if stages are pending.
@@ -319,7 +329,8 @@ class UnitJournal:
         Call between stages only (``state`` must describe the state after the last append)."""
         if self._unsaved:
             body = _ENCODE({"checkpoint": self._seq - 1} | self._state())[:-1].encode()
-            self._buffer.append(body + b',"chain":"' + link(self._chain, body) + b'"}\n')
+            self._checkpoint = body + b',"chain":"' + link(self._chain, body) + b'"}'
+            self._buffer.append(self._checkpoint + b"\n")
             self._unsaved = 0
         self._write()
 
@@ -328,16 +339,21 @@ class UnitJournal:
         error inside a stage, the random state no longer matches them (a resume recomputes them)."""
         if self._unsaved:
             del self._buffer[len(self._buffer) - self._unsaved:]  # the journal takes no appends after close
+            del self._stages[len(self._stages) - self._unsaved:]
             self._unsaved = 0
         self._write()
 
     def _start(self) -> None:
         self._seq, self._chain = 0, self.config_sha256.encode()
-        self._line(header_body(self.unit, self.config_sha256))
+        self._written, self._size, self._stages, self._checkpoint = hashlib.sha256(), 0, [], None
+        self._line(header_body(self.unit, self.config_sha256), stage=False)
 
-    def _line(self, data: bytes) -> None:
+    def _line(self, data: bytes, stage: bool = True) -> None:
         self._chain = link(self._chain, data)
-        self._buffer.append(data + b',"chain":"' + self._chain + b'"}\n')
+        line = data + b',"chain":"' + self._chain + b'"}'
+        if stage:
+            self._stages.append(line)
+        self._buffer.append(line + b"\n")
         self._seq += 1
 
     def _write(self) -> None:
@@ -347,12 +363,15 @@ class UnitJournal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            data = memoryview(b"".join(self._buffer))
+            joined = b"".join(self._buffer)
+            data = memoryview(joined)
             while data:  # os.write may write part of a large buffer
                 data = data[os.write(fd, data):]
             os.fsync(fd)
         finally:
             os.close(fd)
+        self._written.update(joined)
+        self._size += len(joined)
         if created:
             fsync_folder(self.path.parent)
         self._buffer.clear()

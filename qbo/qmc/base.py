@@ -85,7 +85,7 @@ class CostCache:
 
     AMPLITUDES = 16
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._values: dict[Hashable, float] = {}
 
