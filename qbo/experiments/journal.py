@@ -29,7 +29,8 @@ Verification hashes each line's bytes; a line is parsed only when its link fails
 is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``. A scan
 is kept per sha256 of the journal's bytes, and a journal that finishes in this process
 registers the scan of what it wrote, so a merge right after the run hashes each file once
-instead of walking its chain (0.25 of the default run's 0.75 s merge).
+instead of walking its chain (the default run's merge: 0.74 to 0.80 s before, 0.61 to 0.66 s after,
+timed in process on the shared 2-core machine).
 """
 
 from __future__ import annotations
