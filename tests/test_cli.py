@@ -123,3 +123,24 @@ def test_estimate_mitigation_the_method_cannot_use_is_one_line(args, fragment):
     result = invoke("estimate", "--oracle", "bernoulli:0.3", *args)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert fragment in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def _help_texts(command, path="qbo"):
+    """(where, text) of every help text the CLI renders: commands, groups and parameters."""
+    yield path, command.help or ""
+    for param in command.params:
+        yield f"{path} {param.name}", getattr(param, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _help_texts(sub, f"{path} {name}")
+
+
+def test_help_texts_survive_rich_markup():
+    """typer renders help with rich markup: a bracketed word such as qbo[parquet] would be
+    eaten as a tag and the user would read "pip install 'qbo'"."""
+    import typer.main
+    from rich.text import Text
+
+    texts = list(_help_texts(typer.main.get_command(app)))
+    assert len(texts) > 30
+    for where, text in texts:
+        assert Text.from_markup(text).plain == text, where

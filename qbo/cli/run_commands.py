@@ -94,7 +94,8 @@ def export(
     out: Annotated[Optional[Path], typer.Option(help="Parquet file to write (default: RUN_DIR/stages.parquet).")] = None,
 ) -> None:
     """Write a finished run's stage records as Parquet (typed columns, for pandas, polars or
-    DuckDB); stages.jsonl stays the record. Needs pip install 'qbo[parquet]'."""
+    DuckDB); stages.jsonl stays the record. Needs pyarrow (pip install pyarrow, or qbo's
+    'parquet' extra)."""
     try:
         from qbo.experiments.export import export_parquet
     except ImportError:
