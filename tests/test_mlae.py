@@ -449,3 +449,45 @@ def test_the_final_interval_spans_every_mode_within_the_threshold(k0_shots, both
     step = grid[1]
     assert run.fit.low == pytest.approx(inside.min(), abs=2 * step) and run.fit.high == pytest.approx(inside.max(), abs=2 * step)
     assert (run.fit.low <= alias <= run.fit.high) == both and (run.modes > 1) == both
+
+
+# A deep state preparation: the calibration's SPAM contrast is small (A0 = 0.065, the 6-qubit
+# Gaussian oracle on fake_torino) and no Grover power is usable (r ~ 5e-4, so k_cap = 0).
+DEEP = dict(a0=0.065, r=0.0005, p01=0.0024, p10=0.0078)
+DEEP_PRIOR = DecayPrior(0.065, 0.0005, 0.05, 0.5 * abs(math.log(0.0005)) + 0.005, 0.0024, 0.0078, "test")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_fit_on_an_end_of_the_range_does_not_stop_a_reachable_estimate(seed):
+    """Where the first k = 0 counts put the fit at a = 0 or 1, dP/dtheta vanishes there and the
+    information at the fit predicted that no budget reaches eps: the estimate stopped after 16
+    shots. With A0 = 0.065, half-width 0.05 needs about (1.96 / (2 A0 0.05))^2 ~ 9e4 k = 0 shots."""
+    est = MaximumLikelihoodAE(0.05, ALPHA, prior=DEEP_PRIOR).estimate(bernoulli(0.46), ModelExecutor(0.46, seed=seed, **DEEP))
+    assert est.reached_epsilon and est.ci_low <= 0.46 <= est.ci_high
+    assert 3e4 < est.oracle_calls < 1e6 and {r.k for r in est.rounds} == {0}
+
+
+def test_an_unreachable_eps_reports_a_floor_inside_the_range():
+    """a = 0.2: with A0 known to 5%, k = 0 counts pin a - 1/2 to about 0.05 |a - 1/2| = 0.015,
+    so eps = 0.002 is out of reach at any budget; the estimate says so, with a floor between
+    eps and the widest possible half-width (1/2), and spends a bounded number of calls."""
+    est = MaximumLikelihoodAE(0.002, ALPHA, prior=DEEP_PRIOR).estimate(bernoulli(0.2), ModelExecutor(0.2, seed=1, **DEEP))
+    d = est.diagnostics
+    assert not est.reached_epsilon and d["stopped"] == "unreachable" and d["calls_for_epsilon"] is None
+    assert 0.002 < d["epsilon_floor"] <= 0.5 and est.ci_low <= 0.2 <= est.ci_high
+    assert est.oracle_calls < 1e7
+
+
+@pytest.mark.slow
+def test_an_untrusted_calibration_contrast_leaves_a0_free():
+    """The depth model predicts A0 = 0.065 for the 6-qubit Gaussian oracle on fake_torino while
+    its counts follow P ~ a: below TRUSTED_CONTRAST the prior on log A0 gets sd |log c_0|, and
+    the shipped oracles keep a0_sd (their c_0 >= 0.94)."""
+    from qbo.noise import load_snapshot
+    from qbo.oracles import parse_oracle
+    from qbo.qmc.mlae import TRUSTED_CONTRAST, calibration_prior
+
+    snapshot = load_snapshot("fake_torino")
+    deep = calibration_prior(snapshot, parse_oracle("gaussian:mean=0.4,std=0.2"))
+    assert deep.a0 < TRUSTED_CONTRAST and deep.a0_sd == pytest.approx(abs(math.log(deep.a0)))
+    assert calibration_prior(snapshot, bernoulli(0.3)).a0_sd == 0.05

@@ -94,9 +94,16 @@ Reachability (item 2), in ``Estimate.diagnostics``, reward units: ``reachable_ha
 (the half-width reached with the calls spent; with a ``budget`` that stopped the loop, the
 best reached at that budget), ``calls_for_epsilon``
 (the honest calls predicted to reach eps by continuing the greedy design under the expected
-information at the fit; None when not reachable) and ``epsilon_floor`` (0 under a fitting
-model: the fitted decay only slows the rate to 1/sqrt(calls) beyond k_cap; the reached
-half-width when the model does not fit, since then no smaller claim is supported).
+information at the fit; None when not reachable) and ``epsilon_floor`` (0 when eps is
+reachable under a fitting model: the fitted decay only slows the rate to 1/sqrt(calls)
+beyond k_cap; when it is not, the half-width that MAX_CALLS more calls would leave, e.g. A0's
+prior bounding what k = 0 counts say of a when no deeper power is usable; the reached
+half-width when the model does not fit, since then no smaller claim is supported). Without
+a budget the loop stops as unreachable only when eps is out of reach both at the fit and at
+the point of its interval where a is closest to 1/2 (where the k = 0 counts say most of a).
+At a fit on an end of [0, pi/2] the design's information is taken at the middle of the
+interval instead (there dP/dtheta = 0: before this, a 6-qubit Gaussian oracle on
+fake_torino, A0 = 0.065, was reported unreachable after 16 shots).
 
 ZNE (issue 9, item 3; ``mitigation``, method 'mlae+zne'): zero-noise extrapolation's
 folded powers C (C^dagger C)^n, C = Q^k A, scale s = 2n + 1 (global folding, Giurgica-Tiron
@@ -159,6 +166,13 @@ ALIAS_SLACK = 4.0  # a mode probed off its peak may read up to this much lower i
 MAX_CALLS = 1e15
 IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_level stops the estimate
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
+# The depth model's A0 (global depolarising over every gate of A) was within 0.03 in log of
+# the exact noisy P(0) on the shipped oracles, where it predicts c_0 >= 0.94; for the 6-qubit
+# Gaussian oracle on fake_torino (367 two-qubit gates) it predicts c_0 = 0.065 while the
+# counts follow P ~ a (4080 k = 0 shots: 0.47 against the ideal 0.46). Below this contrast
+# A0 gets sd |log c_0| on its log (A0 anywhere from about c_0 to 1): k = 0 counts then cannot
+# pin a, and the estimate says so rather than trusting the model.
+TRUSTED_CONTRAST = 0.5
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 Sampler = Callable[[int, int], tuple[Round, ...]]
@@ -314,7 +328,8 @@ def calibration_prior(
     folds: bool = False,
 ) -> DecayPrior:
     """Priors from the depth model's contrasts c_0, c_1 (A0 = c_0, r = c_1 / c_0; sd of log r
-    is ``r_sd`` |log r| + 0.005) and the readout flips of the measured physical qubit; with
+    is ``r_sd`` |log r| + 0.005; sd of log A0 is ``a0_sd``, or |log c_0| where c_0 <
+    ``TRUSTED_CONTRAST``) and the readout flips of the measured physical qubit; with
     ``folds``, the fold contrast b = c(0, 3) / c_0 of one A^dagger A pair
     (``qbo.qmc.likelihood``, per-block model), held fixed."""
     executor = executor if hasattr(executor, "compiled") else None
@@ -328,6 +343,8 @@ def calibration_prior(
     compiled = (executor or _aer(snapshot)).compiled(power_circuit(oracle, 0))
     confusion = snapshot_confusion(snapshot, circuit_noise(snapshot, compiled).measured_qubit)
     p01, p10 = confusion.p01, confusion.p10
+    if c0 < TRUSTED_CONTRAST:  # the depth model's SPAM contrast is not trusted this far out
+        a0_sd = max(a0_sd, abs(math.log(c0)))
     return DecayPrior(
         min(1.0, c0), r, a0_sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}", b=b,
     )
@@ -373,6 +390,7 @@ class _Run:
         self.rounds: list[Round] = []
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
+        self.finishing = False  # the last round at the cap was sized to finish (by the prediction)
         self.stopped = "max_rounds"
         self.modes = 1  # disjoint parts of the final profile-likelihood set (``_span_other_modes``)
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
@@ -518,12 +536,17 @@ class _Run:
         if at_cap:
             if cfg.budget is None:  # with a budget, spend it: the best half-width it buys
                 extra = self._calls_to_reach(self.eps)
+                if extra is None or extra > self.max_calls - self.calls:  # at the fit; and where a is most
+                    extra = self._calls_to_reach(self.eps, self._hopeful_theta())  # learnable, within the interval?
                 if extra is None or extra > self.max_calls - self.calls:
                     return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
             if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
                 floor = max(floor, sum(r.shots for r in self.rounds) // 8)
-            return k, max(1, min(need or room, max(cfg.shots, floor)))
+            short = self.finishing and k == self.k  # the predicted last round fell short: grow, do not
+            n = max(cfg.shots, floor) if short or need is None else min(need, max(cfg.shots, floor))
+            self.finishing = not short and need is not None and n == need  # (1-shot rounds up to max_rounds)
+            return k, max(1, min(n, room))
         if need is not None and need <= cfg.final_factor * cfg.shots:
             low = 1 if self.prior.noiseless else (self.last_shots if k == self.k else cfg.shots // 2)
             return k, max(1, need, low)
@@ -544,10 +567,31 @@ class _Run:
         return (np.append(ks, [float(k)] * len(split)), np.append(n, np.asarray(split, dtype=float)),
                 np.append(scales, np.asarray(self.scales, dtype=float)))
 
-    def _theta_sd(self, terms: tuple[np.ndarray, ...]) -> float:
+    def _theta_sd(self, terms: tuple[np.ndarray, ...], theta: float | None = None) -> float:
         f = self.fit
         ks, shots, scales = terms
-        return theta_sd(fisher(f.theta, f.u, f.v, ks, shots, self.prior, scales), self.prior)
+        at = f.theta if theta is None else theta
+        return theta_sd(fisher(at, f.u, f.v, ks, shots, self.prior, scales), self.prior)
+
+    def _plan_theta(self) -> float:
+        """Where ``_calls_to_reach`` evaluates the expected information: the fit, or the middle
+        of its interval when the fit sits on an end of [0, pi/2]. There dP/dtheta = 0, so the
+        information at the fit is zero and would predict that no budget reaches eps, while
+        the data only say the amplitude is somewhere in a wide interval (e.g. a 6-qubit
+        Gaussian oracle on fake_torino, A0 = 0.065: 5 ones in 16 k = 0 shots put the fit at
+        a = 0, and eps = 0.02 was reported unreachable after those 16 shots)."""
+        f = self.fit
+        if 0.0 < f.theta < math.pi / 2:
+            return f.theta
+        return 0.5 * (f.low + f.high)
+
+    def _hopeful_theta(self) -> float:
+        """The point of the fit's interval where a = sin^2 theta is closest to 1/2: with A0
+        free, k = 0 shots pin A0 (a - 1/2) and A0's prior leaves a floor of about
+        a0_sd |a - 1/2| on a, smallest there (``_next`` stops as unreachable only when eps is
+        out of reach even at this point)."""
+        f = self.fit
+        return min(max(math.pi / 4, f.low), f.high)
 
     def _predicted_half_width(self, ks: np.ndarray, shots: np.ndarray, scales: np.ndarray) -> float:
         return amplitude_half_width(self.fit.theta, self._theta_sd((ks, shots, scales)), self.z)
@@ -720,7 +764,8 @@ class _Run:
         else:
             extra = self._calls_to_reach(self.eps)
             calls_needed = None if extra is None else float(self.calls + extra)
-            floor, reachable = 0.0, half * scale
+            floor = 0.0 if extra is not None else self._floor() * scale
+            reachable = half * scale
         return {
             "interval_method": method,
             "decay": "fit" if prior.free else "none",
@@ -749,14 +794,24 @@ class _Run:
             "readout": "inside the likelihood (confusion matrix); the counts are not readout-corrected",
         }
 
-    def _calls_to_reach(self, eps: float) -> float | None:
-        """Extra honest calls the greedy design at the cap predicts for half-width eps."""
+    def _floor(self) -> float:
+        """The half-width (amplitude) no budget gets below at the fit: MAX_CALLS more calls at
+        the best power up to k_cap (the information per shot is bounded when A0 is free and
+        only k = 0 is usable: the prior on A0 then bounds what the k = 0 counts say of a)."""
+        theta, terms = self._plan_theta(), self._pooled()
+        cands = sorted({int(x) for x in terms[0] if x <= self.k_cap()} | {self.k_cap()})
+        sd = min(self._theta_sd(self._with(terms, c, MAX_CALLS / (2 * c + 1)), theta) for c in cands)
+        return min(0.5, amplitude_half_width(theta, sd, self.z))  # a is in [0, 1] whatever the data
+
+    def _calls_to_reach(self, eps: float, theta: float | None = None) -> float | None:
+        """Extra honest calls the greedy design at the cap predicts for half-width eps, with
+        the expected information at ``theta`` (default ``_plan_theta``); None beyond MAX_CALLS."""
         cap = self.k_cap()
-        f = self.fit
+        theta = self._plan_theta() if theta is None else theta
         terms = self._pooled()
         extra = 0.0
         for _ in range(200):
-            if amplitude_half_width(f.theta, self._theta_sd(terms), self.z) <= eps:
+            if amplitude_half_width(theta, self._theta_sd(terms, theta), self.z) <= eps:
                 return extra
             if extra > MAX_CALLS:
                 return None
@@ -764,10 +819,10 @@ class _Run:
             k = min(cap, int(max(ks)))
             cands = sorted({int(x) for x in ks if x <= cap} | {k})
             n = max(self.cfg.shots, float(shots.sum()) / 4)
-            base = self._theta_sd(terms) ** -2
+            base = self._theta_sd(terms, theta) ** -2
             gains = []
             for c in cands:
-                sd = self._theta_sd(self._with(terms, c, n))
+                sd = self._theta_sd(self._with(terms, c, n), theta)
                 gains.append((sd**-2 - base) / self.round_calls(c, n))
             c = cands[int(np.argmax(gains))]
             terms = self._with(terms, c, n)
