@@ -181,3 +181,17 @@ def test_a_resumed_estimate_on_a_noisy_target_promises_nothing():
     clean, _ = refine_estimate(ResumableState(0.05), oracle, ExactExecutor(seed=3), 0.05)
     noisy, _ = refine_estimate(ResumableState(0.05), oracle, _NoisyNamed(seed=3), 0.05)
     assert clean.reached_epsilon and not noisy.reached_epsilon and "does not model" in noisy.note
+
+
+def test_a_bias_floor_past_the_range_is_reported_as_the_whole_range():
+    """A 6-qubit Gaussian oracle on fake_torino predicts a k = 0 bias of 0.93 in p: the floor
+    is then 'anywhere in the window' (half-width 1/2 of the amplitude range), not 2.4."""
+    from qbo.oracles import parse_oracle
+    from qbo.qmc.capped import reachability
+    from qbo.qmc.result import Estimate
+
+    oracle = parse_oracle("gaussian:mean=0.4,std=0.2")
+    scale = oracle.high - oracle.low
+    est = Estimate(0.5, oracle.low, oracle.high, 0.02, 0.05, (), 0.0, "iae+pad", "aer:fake_torino", False)
+    d = reachability(est, oracle, [0.93, 0.997], 0.02 / scale)
+    assert d["calls_for_epsilon"] is None and d["epsilon_floor"] == pytest.approx(0.5 * scale)

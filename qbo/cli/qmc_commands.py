@@ -80,8 +80,8 @@ def estimate(
     reach = result.diagnostics
     if "reachable_half_width" in reach:
         calls = reach.get("calls_for_epsilon")
-        need = "not reachable at any budget" if calls is None else f"about {calls:.4g} honest calls"
-        typer.echo(f"reach        half-width {reach['reachable_half_width']:.4g} reached; eps={epsilon} needs {need}"
+        need = "is not reachable at any budget" if calls is None else f"needs about {calls:.4g} honest calls"
+        typer.echo(f"reach        half-width {reach['reachable_half_width']:.4g} reached; eps={epsilon} {need}"
                    f" (noise floor {reach.get('epsilon_floor', 0.0):.3g})")
     elif snapshot is None and (device_model is not None or parsed.kind == "ibm"):
         typer.echo("note         no device model: the interval assumes a noiseless device (sampling error only)")

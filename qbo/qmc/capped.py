@@ -271,7 +271,7 @@ def reachability(
         calls = float(est.oracle_calls + math.ceil(shots) * (2 * best + 1) * cost)
     return {
         "reachable_half_width": est.half_width,
-        "epsilon_floor": floor * scale,
+        "epsilon_floor": min(floor, 0.5) * scale,  # a bias bound past the range says only: anywhere in it
         "calls_for_epsilon": calls,
         "floor_power": best,
     }
