@@ -74,6 +74,7 @@ def test_calibrations_list_and_show():
     assert listed.exit_code == 0 and "fake_brisbane" in listed.stdout
     shown = invoke("calibrations", "show", "fake_torino")
     assert shown.exit_code == 0 and "median T1" in shown.stdout
+    assert "nan" not in shown.stdout and "reset    median error not reported" in shown.stdout  # no reset error in the data
 
 
 def test_calibrations_show_unknown_exits_2():

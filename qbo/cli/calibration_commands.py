@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated
 
 import typer
@@ -45,7 +46,10 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
         bad = sum(g.gate == gate and g.faulty for g in s.gates)
         errs, durs = [g.error for g in ok], [g.duration for g in ok]
         faulty = f", {bad} faulty" if bad else ""
-        typer.echo(f"  {gate:8s} median error {med(errs):.2e}, median duration {med(durs) * 1e9:.0f} ns ({len(ok)} entries{faulty})")
+        error, duration = med(errs), med(durs)
+        error_text = "not reported" if math.isnan(error) else f"{error:.2e}"
+        duration_text = "not reported" if math.isnan(duration) else f"{duration * 1e9:.0f} ns"
+        typer.echo(f"  {gate:8s} median error {error_text}, median duration {duration_text} ({len(ok)} entries{faulty})")
     if s.faulty_qubits or s.faulty_gates:
         typer.echo(f"faulty qubits {list(s.faulty_qubits) or 'none'}, faulty gates {len(s.faulty_gates)}: "
                    "left out of layouts, routing and the noise model")
