@@ -683,3 +683,32 @@ def test_app_registers_the_hardware_commands(tmp_path):
                  ["jobs", "status", "--help"], ["jobs", "resume", "--help"], ["calibrations", "pull", "--help"]):
         result = invoke(*args)
         assert result.exit_code == 0 and "Usage:" in result.stdout, (args, result.output)
+
+
+@pytest.mark.parametrize("mode", ["job", "batch"])
+def test_local_mode_builds_each_fake_backends_simulator_once_with_the_same_counts(monkeypatch, mode):
+    """qiskit-ibm-runtime's local executor builds AerSimulator.from_backend for every job unless
+    handed one; LocalConnection hands it one per backend and process (FakeTorino: about 7 s a
+    job saved). The counts are those of the fake backend handed over directly."""
+    from qiskit_aer import AerSimulator
+
+    built = []
+    original = AerSimulator.from_backend.__func__
+    monkeypatch.setattr(AerSimulator, "from_backend",
+                        classmethod(lambda cls, backend, **kw: built.append(backend.name) or original(cls, backend, **kw)))
+    monkeypatch.setattr(runtime, "_SIMULATORS", {})
+    cached = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=5, mode=mode)
+    counts = [cached.run(circuits(k), [200])[0] for k in (0, 1, 2)]
+    cached.close()
+    assert built == ["fake_manila"]  # once, not once per job
+
+    class Direct(LocalConnection):  # the fake backend itself as the Sampler's mode
+        def mode(self, kind, backend, max_time=None):
+            return runtime._mode(kind, backend, max_time)
+
+        def sampler(self, mode):
+            return runtime._sampler(mode)
+
+    direct = RuntimeExecutor(Direct(), "FakeManilaV2", "fake:FakeManilaV2", seed=5, mode=mode)
+    assert [direct.run(circuits(k), [200])[0] for k in (0, 1, 2)] == counts
+    direct.close()
