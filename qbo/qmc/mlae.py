@@ -145,7 +145,7 @@ from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
 from qbo.qmc.likelihood import (
-    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_score, theta_sd,
+    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_information, rotation_score, theta_sd,
 )
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -161,6 +161,8 @@ IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_le
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
+CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
+ROTATION_POWER = 0.99  # rotation_detectable: the over-rotation the test flags with this probability
 Sampler = Callable[[int, int], tuple[Round, ...]]
 
 
@@ -188,9 +190,11 @@ class MaximumLikelihoodAE:
         a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
         max_rounds: hard cap on the circuits run (a round with folds runs one per scale).
         anchor_shots: shots of round 0 (k = 0; default ``shots``).
-        check_shots: shots of a k = 0 check round after the schedule (0: none; counted in
-            ``budget``). About 36 / delta^2 of them let the goodness of fit flag a coherent
-            over-rotation delta of Q (module docstring).
+        check_shots: honest calls of the check rounds after the schedule (0: none; counted in
+            ``budget``): with A0 fixed one k = 0 round of that many shots (about 36 / delta^2
+            of them let the goodness of fit flag a coherent over-rotation delta of Q); with A0
+            free, ``CHECK_ROUNDS`` rounds, each at the power that adds the most information
+            on delta per call (module docstring, "Power").
         max_calls: without a ``budget``, eps needing more honest calls than this is reported
             unreachable before any of them are spent.
         mitigation: zero-noise extrapolation's folds as extra likelihood terms (a
@@ -377,6 +381,7 @@ class _Run:
         self.modes = 1  # disjoint parts of the final profile-likelihood set (``_span_other_modes``)
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
         self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
+        self.checked: list[tuple[int, int]] = []  # (k, shots) of the check rounds (``check``)
 
     @property
     def calls(self) -> int:
@@ -440,13 +445,25 @@ class _Run:
                 return
 
     def check(self, sample: Sampler) -> None:
-        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check round
-        when there is one. The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
-        theta without any Grover step, so a coherent error of Q shows as a disagreement with
-        the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
-        if self.cfg.check_shots >= 1 and self.stopped != "misfit":
-            self.rounds.extend(sample(0, self.cfg.check_shots))
-            self._refit()
+        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check rounds
+        when there are any (``check_shots`` honest calls, after the schedule, so that they
+        cannot steer it). With A0 fixed, one round of ``check_shots`` shots of A (k = 0): it
+        pins theta without any Grover step, so a coherent error of Q shows as a disagreement
+        with the deep powers. With A0 free, k = 0 counts pin A0 (a - 1/2) rather than theta:
+        the calls run in ``CHECK_ROUNDS`` rounds of equal calls, each at the power
+        (``_check_power``) that adds the most expected efficient information on delta per call
+        at the fit of all the rounds before it (greedy design; module docstring, "Power")."""
+        calls = self.cfg.check_shots
+        parts = 1 if self.prior.a0_sd == 0 else CHECK_ROUNDS
+        if calls >= 1 and self.stopped != "misfit":
+            for i in range(parts):
+                part = (calls - sum(n * (2 * k + 1) for k, n in self.checked)) // (parts - i)  # what is left, evenly
+                k = 0 if parts == 1 else self._check_power(part)
+                n = part // (2 * k + 1)
+                if n >= 1:
+                    self.rounds.extend(sample(k, n))
+                    self.checked.append((k, n))
+                    self._refit()
         self._span_other_modes()
         if not self.model_fits():
             self.stopped = "misfit"
@@ -565,6 +582,25 @@ class _Run:
             low, high = (low, mid) if ok(mid) else (mid, high)
         return high
 
+    def _check_power(self, calls: int) -> int:
+        """The power among 0..k_cap whose round of ``calls`` // (2k + 1) shots adds the most
+        expected efficient information on an over-rotation delta per call
+        (``rotation_information`` at the current fit; greedy c-optimal design for delta)."""
+        f = self.fit
+        ks, shots, scales = self._pooled()
+        base = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)[0]
+        best, gain = 0, -math.inf
+        for k in range(self.k_cap() + 1):
+            n = calls // (2 * k + 1)
+            if n < 1:
+                break
+            info = rotation_information(f.theta, f.u, f.v, np.append(ks, float(k)), np.append(shots, float(n)),
+                                        self.prior, np.append(scales, 1.0))[0]
+            g = (info - base) / (n * (2 * k + 1))
+            if g > gain:
+                best, gain = k, g
+        return best
+
     def _best_power(self, cap: int) -> int:
         """Greedy design at the cap: the power (run before, or k_cap) whose next shots most
         reduce the predicted variance of theta per oracle call."""
@@ -647,6 +683,22 @@ class _Run:
             return 0.0, 1.0
         return stat, float(chdtrc(1, stat))
 
+    def rotation_reach(self) -> tuple[float, float, float]:
+        """(sd, detectable, shift): the sd (rad) with which all the data resolve an
+        over-rotation delta of every Grover step (expected efficient information at the fit,
+        ``rotation_information``), the delta the score test flags with probability
+        ``ROTATION_POWER`` at ``gof_level`` ((z_(1 - gof_level / 2) + z_power) sd), and the
+        shift of the fitted amplitude per radian of delta (linearised, amplitude units)."""
+        return self._cached("reach", self._rotation_reach)
+
+    def _rotation_reach(self) -> tuple[float, float, float]:
+        f = self.fit
+        ks, shots, scales = self._pooled()
+        info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)
+        sd = info**-0.5 if info > 0 else math.inf
+        detectable = float(ndtri(1 - self.cfg.gof_level / 2) + ndtri(ROTATION_POWER)) * sd
+        return sd, detectable, math.sin(2 * f.theta) * dtheta
+
     def model_fits(self) -> bool:
         """Both tests pass at ``gof_level`` (tested at the end, in ``check``; ``loop`` stops
         on a deviance p below ``IN_LOOP_SHARE`` gof_level)."""
@@ -685,7 +737,10 @@ class _Run:
         reached = fits and 0.5 * (a_high - a_low) <= self.eps * (1 + 1e-9)
         scale = oracle.high - oracle.low
         diagnostics = self._diagnostics(dev, dof, p, fits, method_note, scale, a_high - a_low)
-        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot)
+        sd, detectable, shift = self.rotation_reach()
+        finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
+        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot, rotation_sd=finite(sd),
+                           rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale))
         note = ""
         if not fits:
             why = []
@@ -700,6 +755,15 @@ class _Run:
             need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
             note = (f"eps={self.cfg.epsilon} not reached ({self.stopped}); half-width "
                     f"{diagnostics['reachable_half_width']:.3g}; {need}")
+        moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
+        if fits and target not in NOISELESS_TARGETS and moves < detectable:  # a device can over-rotate
+            untested = "" if rot or p_rot < 1 else f"; the test needs sd <= {ROTATION_SD} rad and did not run"
+            blind = (f"a coherent over-rotation of Q of {moves:.2g} rad per Grover step would move the estimate out "
+                     f"of its interval, yet the goodness of fit flags one reliably (99%) only from about "
+                     f"{detectable:.2g} rad (the counts resolve one to sd {sd:.2g} rad{untested}); Pauli twirling "
+                     "(--twirl) turns coherent errors into the decay the model fits, and check rounds "
+                     "(--check-shots) resolve one better")
+            note = f"{note}; {blind}" if note else blind
         method = "mlae" if self.scales == (1,) else "mlae+zne"
         return to_estimate(
             oracle, a_low, a_high, value, epsilon=self.cfg.epsilon, alpha=self.cfg.alpha,
@@ -729,6 +793,7 @@ class _Run:
             "a0_prior": prior.a0, "r_prior": prior.r, "p01": prior.p01, "p10": prior.p10,
             "deviance": dev, "dof": dof, "gof_p_value": p, "model_fits": fits,
             "k_cap": self.k_cap(), "stopped": self.stopped, "modes": self.modes,
+            "check_rounds": [list(c) for c in self.checked],
             "reachable_half_width": reachable,
             "calls_for_epsilon": calls_needed,
             "epsilon_floor": floor,
