@@ -98,7 +98,8 @@ def main() -> None:
             for i, a in enumerate(amplitudes):
                 for s in range(args.seeds):
                     ex = ModelExecutor(float(a), **model, delta=delta, seed=1000 * s + i)
-                    est = MaximumLikelihoodAE(prior=prior, check_shots=int(calls), **kw).estimate(bernoulli(float(a)), ex)
+                    estimator = MaximumLikelihoodAE(prior=prior, check_shots=int(calls), **kw)
+                    est = estimator.estimate(bernoulli(float(a)), ex)
                     d = est.diagnostics
                     flagged += not d["model_fits"]
                     covered += est.ci_low <= a <= est.ci_high

@@ -75,20 +75,43 @@ When the over-rotation test fails, the value is the k = 0 estimate (the deep pow
 is off by ~ delta / 2; k = 0 has no Grover step).
 Power: an over-rotation delta reads as theta + delta k / (2k + 1) at power k, so in the
 parameters (theta, psi = 2 theta + delta) the phase is theta + k psi: deep powers fix psi,
-and theta is the intercept, which every shot at any power fixes with the same lever; k = 0
-shots are the cheapest. The test's non-centrality is about delta^2 N0 for N0 k = 0 shots
-(fixed SPAM, A0 = 1), so detecting delta at gof_level 1e-3 with power ~ 99% needs N0 ~
-36 / delta^2. ``check_shots`` buys them: a k = 0 round of that many shots after the schedule
-(last, so the precise theta cannot steer the schedule into an alias of the deep powers, as
-a big ``anchor_shots`` round 0 does). Measured with ``tests/test_mlae.py``'s model executor
-(eps = 1e-3, decay none, a in {0.15, 0.3, 0.45, 0.6, 0.8} x 3 seeds): delta = 0.05 with
-check_shots = 14400 was flagged in 15/15 runs (intervals 0.02 to 0.06 wide, 14 of 15 holding
-a: the k = 0 part is a 1 - alpha interval), and no run at delta = 0 was flagged (0/15).
-Limitation: with the default check_shots = 0 an over-rotation of 0.05 rad is not flagged,
-and with A0 free (a noisy target's prior, sd 0.2 on log A0) the k = 0 counts fix A0 (a - 1/2),
-not theta, so even 14400 check shots flagged only 3 of 15 such runs (A0 = 0.95, r = 0.915,
-budget 4e4). Pauli twirling is the remedy there: it turns a coherent two-qubit error into
-the decay the model fits (docs/mlae.md).
+and theta is the intercept. The score test's non-centrality is delta^2 I, I the efficient
+information for delta (theta and the free nuisances projected out; ``rotation_information``),
+so it flags delta with power 99% at gof_level 1e-3 from delta ~ 5.6 I^-1/2. With A0 fixed
+every shot at k < k_max adds the same lever and k = 0 shots are the cheapest: I ~ N0 for N0
+k = 0 shots, i.e. N0 ~ 36 / delta^2. ``check_shots`` buys them: a k = 0 round of that many
+shots after the schedule (last, so the precise theta cannot steer the schedule into an alias
+of the deep powers, as a big ``anchor_shots`` round 0 does). With A0 free, k = 0 counts fix
+A0 (a - 1/2), not theta, and the intercept has to be read off the phase across powers: the
+``check_shots`` honest calls then run in ``CHECK_ROUNDS`` rounds of equal calls, each at the
+power (0..k_cap) that adds the most expected efficient information on delta per call at the
+fit of the rounds before it (greedy design; mostly k = 0, with k = 1, 2 and a deep power
+that pin A0 and r). Measured with ``bench/mlae_coherent.py`` (``ModelExecutor``: MLAE's
+model with delta; 10 amplitudes x 3 seeds; ``bench/results/mlae_coherent.txt``):
+- A0 fixed (noiseless model, eps = 1e-3): check_shots = 14400 resolves delta to sd 0.0084
+  rad and flagged delta = 0.05 in 28 of 30 runs, none at delta = 0;
+- A0 free (A0 0.95, r 0.915, readout 0.01 / 0.02; priors off-centre, sd of log A0 0.05; budget
+  4e4): 14400 check calls at k = 0 resolve delta to a mean sd of 0.037 to 0.042 rad and
+  flagged 7 and 14 of 30 runs at delta = 0.05 and 0.1; spent by the design, to 0.020 to
+  0.021 rad, 8 and 25 of 30; 24000 design calls, 0.018 to 0.019 rad, 12 and 28 of 30; none
+  flagged at delta = 0. Without a
+  check the data resolve delta to sd ~ 0.1 rad and nothing was flagged, while delta = 0.1
+  moved the estimate by 0.036 against a width of 0.006. At budget 16000 with 12000 design
+  calls (sd 0.025 to 0.033): 22, 28, 30, 30 of 30 at delta = 0.1, 0.15, 0.2, 0.3.
+Limitation: with A0 free the same calls resolve delta about 2.4 times worse (sd 0.020 against
+0.0084 rad for 14400 calls), so an over-rotation below ~0.1 rad per Grover step can pass at
+budgets of ~4e4 even with a third of the budget on checks, and with the default
+check_shots = 0 (sd ~ 0.1 rad) one below ~0.5 rad; and the power is first-order theory: a
+large delta can be partly absorbed into A0 and r (seen: A0 pushed to its bound, the score
+near 0, and the deviance flagging the run instead). The result says so rather than widening
+every interval:
+diagnostics ``rotation_sd`` (I^-1/2, rad), ``rotation_detectable`` ((z_(1 - gof_level / 2) +
+z_0.99) sd, rad) and ``rotation_shift`` (d value / d delta to first order, White 1982's
+pseudo-true parameter, reward units per rad); on a device target (not exact or noiseless
+aer), when an over-rotation smaller than ``rotation_detectable`` would move the estimate by
+more than its half-width, the note says how small and names the remedies: Pauli twirling
+(``--twirl``), which turns a coherent two-qubit error into the decay the model fits
+(docs/mlae.md), and more check calls.
 
 Reachability (item 2), in ``Estimate.diagnostics``, reward units: ``reachable_half_width``
 (the half-width reached with the calls spent; with a ``budget`` that stopped the loop, the
@@ -758,11 +781,13 @@ class _Run:
         moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
         if fits and target not in NOISELESS_TARGETS and moves < detectable:  # a device can over-rotate
             untested = "" if rot or p_rot < 1 else f"; the test needs sd <= {ROTATION_SD} rad and did not run"
-            blind = (f"a coherent over-rotation of Q of {moves:.2g} rad per Grover step would move the estimate out "
-                     f"of its interval, yet the goodness of fit flags one reliably (99%) only from about "
-                     f"{detectable:.2g} rad (the counts resolve one to sd {sd:.2g} rad{untested}); Pauli twirling "
-                     "(--twirl) turns coherent errors into the decay the model fits, and check rounds "
-                     "(--check-shots) resolve one better")
+            flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the counts "
+                     f"resolve one to sd {sd:.2g} rad{untested})" if math.isfinite(detectable)
+                     else "cannot see one in these counts")
+            size = f"{moves:.2g} rad" if math.isfinite(shift) else "unknown size"
+            blind = (f"a coherent over-rotation of Q of {size} per Grover step would move the estimate out "
+                     f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
+                     "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
             note = f"{note}; {blind}" if note else blind
         method = "mlae" if self.scales == (1,) else "mlae+zne"
         return to_estimate(
