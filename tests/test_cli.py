@@ -92,6 +92,21 @@ def test_estimate_check_shots_are_an_mlae_round_at_k0_and_counted():
     assert (last["k"], last["shots"]) == (0, 400)
 
 
+@pytest.mark.slow
+def test_estimate_prints_the_over_rotation_blind_spot_on_a_device_target():
+    """On aer:fake_torino MLAE's default schedule resolves an over-rotation of Q only coarsely
+    (sd > 0.1 rad) while a few hundredths of a radian would move the estimate out of its
+    interval: the CLI prints the note, naming --twirl; the JSON carries the numbers."""
+    args = ["estimate", "--oracle", "bernoulli:0.3", "--method", "mlae", "--target", "aer:fake_torino",
+            "--epsilon", "0.05"]
+    text = invoke(*args)
+    assert text.exit_code == 0, text.output
+    note = next(line for line in text.stdout.splitlines() if line.startswith("note"))
+    assert "over-rotation of Q of" in note and "--twirl" in note
+    d = json.loads(invoke(*args, "--json").stdout)["diagnostics"]
+    assert d["rotation_detectable"] == pytest.approx(5.6166 * d["rotation_sd"], rel=1e-4) and d["rotation_shift"] > 0
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["--method", "iae", "--check-shots", "100"], "check shots work with method 'mlae'"),
     (["--method", "mlae", "--check-shots", "-1"], "check-shots must be an integer"),

@@ -19,35 +19,17 @@ from qbo.qmc.mlae import _Run
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.likelihood import (
-    DecayPrior, Pooled, decay_exponents, deviance, fisher, observed, profile, rotation_score, theta_sd,
+    DecayPrior, Pooled, decay_exponents, deviance, fisher, observed, profile, rotation_information, rotation_score,
+    theta_sd,
 )
+from tests.support.bench import bench_module
 
 ALPHA = 0.05
 TRUE = dict(a0=0.95, r=0.915, p01=0.02, p10=0.04)
 PRIOR = DecayPrior(0.97, 0.93, 0.2, 0.5 * abs(math.log(0.93)) + 0.005, 0.02, 0.04, "test")
 
 
-class ModelExecutor:
-    """Samples the decay + readout model of a Bernoulli amplitude a, reading k off each power
-    circuit; ``delta`` over-rotates every Grover step coherently (angle 2 theta + delta)."""
-
-    def __init__(self, a: float, a0=1.0, r=1.0, p01=0.0, p10=0.0, delta=0.0, seed=0, target="ibm:model_executor"):
-        self.theta = math.asin(math.sqrt(a))
-        self.a0, self.r, self.p01, self.p10, self.delta = a0, r, p01, p10, delta
-        self.rng = np.random.default_rng(seed)
-        self.target = target
-        self.ran: list[tuple[int, int]] = []
-
-    def run(self, circuits, shots):
-        out = []
-        for circuit, n in zip(circuits, shots):
-            k = cache_key(circuit)[1]
-            self.ran.append((k, int(n)))
-            s = math.sin((2 * k + 1) * self.theta + k * self.delta) ** 2
-            q = self.p01 + (1 - self.p01 - self.p10) * (0.5 + self.a0 * self.r**k * (s - 0.5))
-            ones = int(self.rng.binomial(n, q))
-            out.append({"1": ones, "0": int(n) - ones})
-        return out
+ModelExecutor = bench_module("mlae_coherent").ModelExecutor  # MLAE's model, with an over-rotation delta of Q
 
 
 def _allowed_misses(n: int, alpha: float = ALPHA) -> int:
@@ -116,6 +98,7 @@ def test_estimate_reports_its_interval_method_and_fit():
     assert d["dof"] >= 0 and 0 <= d["gof_p_value"] <= 1 and d["model_fits"]
     assert est.reached_epsilon and est.half_width <= 0.02 * (1 + 1e-9)
     assert est.to_json()["diagnostics"]["interval_method"] == d["interval_method"]
+    assert d["rotation_sd"] > 0 and "over-rotation" not in est.note  # an exact simulator has no coherent error
 
 
 def test_budget_reports_reachability_with_numbers():
@@ -196,6 +179,96 @@ def test_rotation_score_is_zero_at_the_truth_and_grows_with_delta():
 
     assert stat(0.0) < 1e-9
     assert stat(0.05) > 1.0 and stat(0.01) == pytest.approx(stat(0.02) / 4, rel=0.2)
+
+
+A0_FREE = replace(PRIOR, a0_sd=0.05)  # the calibration rule's default sd of log A0
+NC_99 = 36.0  # non-centrality (delta / sd)^2 at which the chi2_1 test at 1e-3 (cut 10.83) has power 99.7%
+
+
+def test_coherent_over_rotation_is_flagged_with_a0_free():
+    """With A0 free, k = 0 counts pin A0 (a - 1/2), not theta: the check rounds go to the powers
+    with the most information on delta per call. 12000 check calls of a 16000 budget resolve
+    delta to sd <= 0.025 here (measured, bench/results/mlae_coherent.txt), so delta = 0.15
+    has non-centrality (delta / sd)^2 >= 36 against the chi2_1 cut 10.83 (power > 99.6% per
+    run, linear theory). Every run's over-rotation test flags it: a wide interval holding a,
+    reached_epsilon False, and the note names the test."""
+    delta = 0.15
+    for i, a in enumerate((0.3, 0.45, 0.6)):
+        est = MaximumLikelihoodAE(1e-4, prior=A0_FREE, decay="fit", budget=16000, check_shots=12000).estimate(
+            bernoulli(a), ModelExecutor(a, **TRUE, delta=delta, seed=i))
+        d = est.diagnostics
+        assert (delta / d["rotation_sd"]) ** 2 >= NC_99
+        assert not d["model_fits"] and d["stopped"] == "misfit" and d["rotation_p_value"] < 1e-3
+        assert not est.reached_epsilon and "over-rotation score" in est.note and est.ci_low <= a <= est.ci_high
+
+
+def test_the_check_design_does_not_flag_a_correct_model_with_a0_free():
+    """The same runs without an over-rotation: no flag (false-alarm rate <= 2 gof_level a run,
+    so 3 pass with probability >= 0.994); the check spends its 12000 calls (up to less than
+    one shot) in 8 rounds at more than one power, within the budget; and since the test
+    resolves delta only to sd ~ 0.02 rad while an over-rotation of a few mrad would move the
+    estimate by its half-width, the note says so (and names --twirl)."""
+    for i, a in enumerate((0.3, 0.45, 0.6)):
+        ex = ModelExecutor(a, **TRUE, seed=i)
+        est = MaximumLikelihoodAE(1e-4, prior=A0_FREE, decay="fit", budget=16000, check_shots=12000).estimate(
+            bernoulli(a), ex)
+        d = est.diagnostics
+        assert d["model_fits"] and d["stopped"] == "budget" and est.oracle_calls <= 16000
+        check = [tuple(c) for c in d["check_rounds"]]
+        assert ex.ran[-len(check):] == check and len(check) == 8 and len({k for k, _ in check}) >= 2
+        assert 12000 - max(2 * k + 1 for k, _ in check) < sum(n * (2 * k + 1) for k, n in check) <= 12000
+        assert d["rotation_detectable"] == pytest.approx(5.6166 * d["rotation_sd"], rel=1e-4)
+        assert d["rotation_sd"] < 0.03 and "over-rotation of Q of" in est.note and "--twirl" in est.note
+        assert est.ci_low <= a <= est.ci_high
+
+
+def _expected(ks, shots, theta, delta=0.0, a0=1.0, r=1.0, p01=0.0, p10=0.0):
+    """Pooled expected counts of MLAE's model with an over-rotation delta of every Grover step."""
+    ks, shots = np.asarray(ks, dtype=float), np.asarray(shots, dtype=float)
+    s = np.sin((2 * ks + 1) * theta + ks * delta) ** 2
+    return Pooled(ks, shots, shots * (p01 + (1 - p01 - p10) * (0.5 + a0 * r**ks * (s - 0.5))))
+
+
+def test_rotation_information_is_the_score_tests_non_centrality_and_predicts_the_bias():
+    """Expected counts of an over-rotated model (delta = 0.01 rad, A0 and r free, their priors
+    centred on the truth): the null fit moves theta by d theta* / d delta * delta (White 1982,
+    to first order) and the score statistic at that fit is the non-centrality delta^2 I, I the
+    efficient information ``rotation_information`` predicts at the truth (and, at the fit,
+    exactly ``rotation_score``'s)."""
+    theta, delta = math.asin(math.sqrt(0.3)), 0.01
+    prior = DecayPrior(TRUE["a0"], TRUE["r"], 0.05, 0.05, TRUE["p01"], TRUE["p10"])
+    ks, shots = [0, 1, 2, 3, 5, 8, 12], [4000, 800, 400, 300, 300, 300, 300]
+    info, dtheta = rotation_information(theta, math.log(TRUE["a0"]), math.log(TRUE["r"]), np.array(ks, dtype=float),
+                                        np.array(shots, dtype=float), prior)
+    data = _expected(ks, shots, theta, delta, **TRUE)
+    grid = np.linspace(theta - 0.02, theta + 0.02, 40001)
+    ll, u, v = profile(grid, data, prior)
+    i = int(np.argmax(ll))
+    assert grid[i] - theta == pytest.approx(dtheta * delta, rel=0.05)
+    stat, score_info = rotation_score(grid[i], u[i], v[i], data, prior)
+    assert stat == pytest.approx(delta**2 * info, rel=0.1)
+    at_fit = rotation_information(grid[i], u[i], v[i], data.ks, data.shots, prior)[0]
+    assert score_info == pytest.approx(at_fit, rel=1e-9)  # the same expected information, at the fit
+
+
+def test_the_check_design_resolves_delta_better_than_k0_shots_with_a0_free():
+    """Expected counts, A0 free: after the same schedule, 12000 check calls spent by the design
+    resolve delta to a smaller sd than 12000 k = 0 shots (bench/results/mlae_coherent.txt:
+    0.020 against 0.037 rad on average), and never to a larger one."""
+    ratios = []
+    for a in (0.15, 0.45, 0.8):
+        theta = math.asin(math.sqrt(a))
+        run = _Run(MaximumLikelihoodAE(1e-4, decay="fit", check_shots=12000), 1e-4, A0_FREE)
+        sample = lambda k, n: (Round(k=k, shots=n, ones=round(float(_expected([k], [n], theta, **TRUE).ones[0]))),)
+        run.rounds = [sample(k, 16)[0] for k in range(16)] + [sample(k, 200)[0] for k in (3, 7, 11, 15)]
+        run._refit(whole=True)
+        ks, shots, scales = run._pooled()
+        k0 = rotation_information(run.fit.theta, run.fit.u, run.fit.v, np.append(ks, 0.0), np.append(shots, 12000.0),
+                                  A0_FREE, np.append(scales, 1.0))[0] ** -0.5
+        run.check(sample)
+        assert sum(r.oracle_calls for r in run.rounds[20:]) <= 12000
+        ratios.append(run.rotation_reach()[0] / k0)
+    assert max(ratios) <= 1.01 and min(ratios) <= 0.75  # 1%: the fit moves with the check counts
 
 
 def test_coherent_over_rotation_is_flagged_with_an_anchor():
@@ -291,8 +364,8 @@ def _zne(scales=(1, 3)):
 def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
     """Every circuit run is a Round (in order), a folded shot costs s (2k + 1) calls, every
     schedule round runs every scale at the mitigation's own split, the budget holds the folded
-    calls too, the k = 0 check round is not folded, and the deviance's dof counts the (k, s)
-    terms."""
+    calls too, the check rounds (after the last folded round) are not folded and spend the
+    check's 50 calls up to less than one shot, and the deviance's dof counts the (k, s) terms."""
     budget = 4000
     ex = FoldedModelExecutor(0.37, **TRUE, seed=3)
     zne = _zne(scales)
@@ -300,8 +373,10 @@ def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
     out = est.estimate(bernoulli(0.37), ex)
     assert [(r.k, r.shots, r.scale) for r in out.rounds] == ex.folded
     assert out.oracle_calls == sum(n * s * (2 * k + 1) for k, n, s in ex.folded) <= budget
-    schedule, check = ex.folded[:-1], ex.folded[-1]
-    assert check == (0, 50, 1)
+    end = max(i for i, (_, _, s) in enumerate(ex.folded) if s > 1) + 1  # a schedule round ends at its top scale
+    schedule, check = ex.folded[:end], ex.folded[end:]
+    check_calls = sum(n * (2 * k + 1) for k, n, _ in check)
+    assert check and {s for _, _, s in check} == {1} and 50 - (2 * check[-1][0] + 1) < check_calls <= 50
     split = zne.bind(ex, bernoulli(0.37)).shots_per_scale
     for i in range(0, len(schedule), len(scales)):
         chunk = schedule[i:i + len(scales)]
@@ -401,7 +476,6 @@ def test_mlae_zne_covers_on_a_device_model():
     spends its budget with folds at scales 1 and 3."""
     from qbo.mitigation import make_mitigation
     from qbo.noise import load_snapshot
-    from tests.support.bench import bench_module
 
     bench = bench_module("noise")
     snapshot = load_snapshot("fake_torino")

@@ -31,7 +31,7 @@ def estimate(
     mitigation: Annotated[str, typer.Option(help="none | rem | zne | zne+rem: readout-error mitigation and / or zero-noise extrapolation of every round (qbo.mitigation).")] = "none",
     twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
-    check_shots: Annotated[int, typer.Option(help="MLAE: shots of a k = 0 check round after the schedule; about 36/delta^2 let the goodness of fit flag a coherent over-rotation delta (docs/mlae.md).")] = 0,
+    check_shots: Annotated[int, typer.Option(help="MLAE: honest calls of check rounds after the schedule, so that the goodness of fit can flag a coherent over-rotation delta of Q: A0 fixed (noiseless targets), one k = 0 round (about 36/delta^2 shots); A0 fitted (noisy targets), rounds at the powers that resolve delta best (docs/mlae.md).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""

@@ -24,9 +24,11 @@ def make_estimator(
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds, and to
     MLAE as zero-noise extrapolation's folded powers, extra terms of its likelihood (method
     'mlae+zne'; 'zne' or 'zne+rem' only: REM alone is refused, since MLAE's likelihood
-    already holds the readout confusion); Monte Carlo and 'auto' do not support it. ``check_shots``: MLAE's k = 0 check round, which lets
-    its goodness of fit flag a coherent over-rotation delta with about 36 / delta^2 shots
-    (``qbo.qmc.mlae``); only 'mlae' takes it.
+    already holds the readout confusion); Monte Carlo and 'auto' do not support it.
+    ``check_shots``: honest calls of MLAE's check rounds, which let its goodness of fit flag a
+    coherent over-rotation delta of Q (with A0 fixed one k = 0 round, about 36 / delta^2
+    shots; with A0 free, rounds at the powers that resolve delta best, ``qbo.qmc.mlae``);
+    only 'mlae' takes it.
 
     ``snapshot`` is the target's device model. With it, IAE (mitigated or not) is
     :class:`CalibrationAwareIAE` (Grover depth capped, every round padded by the residual

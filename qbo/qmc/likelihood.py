@@ -239,35 +239,48 @@ def amplitude_half_width(theta: float, sd: float, z: float) -> float:
     return float(z * sd * abs(math.sin(2 * theta)) + (z * sd) ** 2)
 
 
-def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> tuple[float, float]:
-    """Neyman's C(alpha) score statistic (chi2_1 under the model) for a coherent over-rotation
-    delta of every Grover step, the alternative q_k with sin^2((2k + 1) theta + k delta)
-    (Rao's score test, with the score for delta projected off the scores of theta and the
-    free nuisances, so a grid MLE is good enough). dq/ddelta = k / (2k + 1) dq/dtheta: only
-    the spread of k / (2k + 1) over the powers run separates delta from theta, and every shot
-    at k < k_max adds the same lever, so cheap k = 0 shots detect it best. A nuisance at its
-    bound (A0 = 1 or r = 1, score pointing out) is held fixed. Returns (statistic, efficient
-    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta.
-    A folded term keeps its power's alternative phase (assumed: C^dagger undoes C's
-    over-rotation, so the fold is the identity; the alternative only sets the test's
-    direction) and its own decay (``decay_exponents``)."""
-    k, n, y = data.ks, data.shots, data.ones
+def _rotation_terms(
+    theta: float, u: float, v: float, ks: np.ndarray, shots: np.ndarray, prior: DecayPrior,
+    scales: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gradient of q_k for (delta, theta, u, v), q_k, expected information matrix with the
+    prior precisions) for ``rotation_score`` and ``rotation_information``."""
+    k = np.asarray(ks, dtype=float)
     m = 2 * k + 1
-    depth, offset = decay_exponents(k, data.scales, prior)
+    depth, offset = decay_exponents(k, scales, prior)
     c = np.exp(u + depth * v + offset)
     s = np.sin(m * theta) ** 2
     q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
     d_theta = prior.gain * c * m * np.sin(2 * m * theta)
     d_u = prior.gain * c * (s - 0.5)
     grad = np.stack([k * d_theta / m, d_theta, d_u, depth * d_u])  # delta, theta, u, v
+    info = (grad * (np.asarray(shots, dtype=float) / (q * (1 - q)))) @ grad.T
+    pu, pv = prior.precisions()
+    info[2, 2] += pu
+    info[3, 3] += pv
+    return grad, q, info
+
+
+def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> tuple[float, float]:
+    """Neyman's C(alpha) score statistic (chi2_1 under the model) for a coherent over-rotation
+    delta of every Grover step, the alternative q_k with sin^2((2k + 1) theta + k delta)
+    (Rao's score test, with the score for delta projected off the scores of theta and the
+    free nuisances, so a grid MLE is good enough). dq/ddelta = k / (2k + 1) dq/dtheta: only
+    the spread of k / (2k + 1) over the powers run separates delta from theta; with A0 fixed
+    every shot at k < k_max adds the same lever, so cheap k = 0 shots detect it best (with A0
+    free, ``rotation_information`` picks the powers). A nuisance at its
+    bound (A0 = 1 or r = 1, score pointing out) is held fixed. Returns (statistic, efficient
+    information for delta); 1 / sqrt(information) is the sd with which the data resolve delta.
+    A folded term keeps its power's alternative phase (assumed: C^dagger undoes C's
+    over-rotation, so the fold is the identity; the alternative only sets the test's
+    direction) and its own decay (``decay_exponents``)."""
+    n, y = data.shots, data.ones
+    grad, q, info = _rotation_terms(theta, u, v, data.ks, n, prior, data.scales)
     e = y / q - (n - y) / (1 - q)
     score = grad @ e
-    info = (grad * (n / (q * (1 - q)))) @ grad.T
     pu, pv = prior.precisions()
     score[2] -= pu * (u - math.log(prior.a0))
     score[3] -= pv * (v - math.log(prior.r))
-    info[2, 2] += pu
-    info[3, 3] += pv
     keep = [1]
     if prior.a0_sd > 0 and not (u >= -1e-9 and score[2] > 0):
         keep.append(2)
@@ -283,3 +296,25 @@ def rotation_score(theta: float, u: float, v: float, data: Pooled, prior: DecayP
     if not eff_info > 1e-12 * max(info[0, 0], TINY):
         return 0.0, 0.0
     return float(eff_score**2 / eff_info), float(eff_info)
+
+
+def rotation_information(
+    theta: float, u: float, v: float, ks: np.ndarray, shots: np.ndarray, prior: DecayPrior,
+    scales: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """Expected efficient information for an over-rotation delta (``rotation_score``'s
+    alternative) of ``shots[i]`` shots at ``ks[i]``, theta and the free nuisances projected
+    out, and the linearised shift of the null fit's theta per radian of delta,
+    d theta* / d delta = (I_eta,eta^-1 I_eta,delta)_theta, eta = (theta, free nuisances): the
+    pseudo-true theta the decay model converges to under an over-rotation (White 1982,
+    Thm. 3.2, to first order). The non-centrality of the score test is delta^2 times the
+    information."""
+    _, _, info = _rotation_terms(theta, u, v, ks, shots, prior, scales)
+    keep = [1] + ([2] if prior.a0_sd > 0 else []) + ([3] if prior.r_sd > 0 else [])
+    i_dn = info[0, keep]
+    try:
+        solve = np.linalg.solve(info[np.ix_(keep, keep)], i_dn)
+    except np.linalg.LinAlgError:
+        return 0.0, math.inf
+    eff_info = float(info[0, 0] - i_dn @ solve)
+    return max(eff_info, 0.0), float(solve[0])

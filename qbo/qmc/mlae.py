@@ -75,20 +75,43 @@ When the over-rotation test fails, the value is the k = 0 estimate (the deep pow
 is off by ~ delta / 2; k = 0 has no Grover step).
 Power: an over-rotation delta reads as theta + delta k / (2k + 1) at power k, so in the
 parameters (theta, psi = 2 theta + delta) the phase is theta + k psi: deep powers fix psi,
-and theta is the intercept, which every shot at any power fixes with the same lever; k = 0
-shots are the cheapest. The test's non-centrality is about delta^2 N0 for N0 k = 0 shots
-(fixed SPAM, A0 = 1), so detecting delta at gof_level 1e-3 with power ~ 99% needs N0 ~
-36 / delta^2. ``check_shots`` buys them: a k = 0 round of that many shots after the schedule
-(last, so the precise theta cannot steer the schedule into an alias of the deep powers, as
-a big ``anchor_shots`` round 0 does). Measured with ``tests/test_mlae.py``'s model executor
-(eps = 1e-3, decay none, a in {0.15, 0.3, 0.45, 0.6, 0.8} x 3 seeds): delta = 0.05 with
-check_shots = 14400 was flagged in 15/15 runs (intervals 0.02 to 0.06 wide, 14 of 15 holding
-a: the k = 0 part is a 1 - alpha interval), and no run at delta = 0 was flagged (0/15).
-Limitation: with the default check_shots = 0 an over-rotation of 0.05 rad is not flagged,
-and with A0 free (a noisy target's prior, sd 0.2 on log A0) the k = 0 counts fix A0 (a - 1/2),
-not theta, so even 14400 check shots flagged only 3 of 15 such runs (A0 = 0.95, r = 0.915,
-budget 4e4). Pauli twirling is the remedy there: it turns a coherent two-qubit error into
-the decay the model fits (docs/mlae.md).
+and theta is the intercept. The score test's non-centrality is delta^2 I, I the efficient
+information for delta (theta and the free nuisances projected out; ``rotation_information``),
+so it flags delta with power 99% at gof_level 1e-3 from delta ~ 5.6 I^-1/2. With A0 fixed
+every shot at k < k_max adds the same lever and k = 0 shots are the cheapest: I ~ N0 for N0
+k = 0 shots, i.e. N0 ~ 36 / delta^2. ``check_shots`` buys them: a k = 0 round of that many
+shots after the schedule (last, so the precise theta cannot steer the schedule into an alias
+of the deep powers, as a big ``anchor_shots`` round 0 does). With A0 free, k = 0 counts fix
+A0 (a - 1/2), not theta, and the intercept has to be read off the phase across powers: the
+``check_shots`` honest calls then run in ``CHECK_ROUNDS`` rounds of equal calls, each at the
+power (0..k_cap) that adds the most expected efficient information on delta per call at the
+fit of the rounds before it (greedy design; mostly k = 0, with k = 1, 2 and a deep power
+that pin A0 and r). Measured with ``bench/mlae_coherent.py`` (``ModelExecutor``: MLAE's
+model with delta; 10 amplitudes x 3 seeds; ``bench/results/mlae_coherent.txt``):
+- A0 fixed (noiseless model, eps = 1e-3): check_shots = 14400 resolves delta to sd 0.0084
+  rad and flagged delta = 0.05 in 28 of 30 runs, none at delta = 0;
+- A0 free (A0 0.95, r 0.915, readout 0.01 / 0.02; priors off-centre, sd of log A0 0.05; budget
+  4e4): 14400 check calls at k = 0 resolve delta to a mean sd of 0.037 to 0.042 rad and
+  flagged 7 and 14 of 30 runs at delta = 0.05 and 0.1; spent by the design, to 0.020 to
+  0.021 rad, 8 and 25 of 30; 24000 design calls, 0.018 to 0.019 rad, 12 and 28 of 30; none
+  flagged at delta = 0. Without a
+  check the data resolve delta to sd ~ 0.1 rad and nothing was flagged, while delta = 0.1
+  moved the estimate by 0.036 against a width of 0.006. At budget 16000 with 12000 design
+  calls (sd 0.025 to 0.033): 22, 28, 30, 30 of 30 at delta = 0.1, 0.15, 0.2, 0.3.
+Limitation: with A0 free the same calls resolve delta about 2.4 times worse (sd 0.020 against
+0.0084 rad for 14400 calls), so an over-rotation below ~0.1 rad per Grover step can pass at
+budgets of ~4e4 even with a third of the budget on checks, and with the default
+check_shots = 0 (sd ~ 0.1 rad) one below ~0.5 rad; and the power is first-order theory: a
+large delta can be partly absorbed into A0 and r (seen: A0 pushed to its bound, the score
+near 0, and the deviance flagging the run instead). The result says so rather than widening
+every interval:
+diagnostics ``rotation_sd`` (I^-1/2, rad), ``rotation_detectable`` ((z_(1 - gof_level / 2) +
+z_0.99) sd, rad) and ``rotation_shift`` (d value / d delta to first order, White 1982's
+pseudo-true parameter, reward units per rad); on a device target (not exact or noiseless
+aer), when an over-rotation smaller than ``rotation_detectable`` would move the estimate by
+more than its half-width, the note says how small and names the remedies: Pauli twirling
+(``--twirl``), which turns a coherent two-qubit error into the decay the model fits
+(docs/mlae.md), and more check calls.
 
 Reachability (item 2), in ``Estimate.diagnostics``, reward units: ``reachable_half_width``
 (the half-width reached with the calls spent; with a ``budget`` that stopped the loop, the
@@ -152,7 +175,7 @@ from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
 from qbo.qmc.likelihood import (
-    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_score, theta_sd,
+    DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_information, rotation_score, theta_sd,
 )
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -175,6 +198,8 @@ RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0,
 TRUSTED_CONTRAST = 0.5
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
+CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
+ROTATION_POWER = 0.99  # rotation_detectable: the over-rotation the test flags with this probability
 Sampler = Callable[[int, int], tuple[Round, ...]]
 
 
@@ -202,9 +227,11 @@ class MaximumLikelihoodAE:
         a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
         max_rounds: hard cap on the circuits run (a round with folds runs one per scale).
         anchor_shots: shots of round 0 (k = 0; default ``shots``).
-        check_shots: shots of a k = 0 check round after the schedule (0: none; counted in
-            ``budget``). About 36 / delta^2 of them let the goodness of fit flag a coherent
-            over-rotation delta of Q (module docstring).
+        check_shots: honest calls of the check rounds after the schedule (0: none; counted in
+            ``budget``): with A0 fixed one k = 0 round of that many shots (about 36 / delta^2
+            of them let the goodness of fit flag a coherent over-rotation delta of Q); with A0
+            free, ``CHECK_ROUNDS`` rounds, each at the power that adds the most information
+            on delta per call (module docstring, "Power").
         max_calls: without a ``budget``, eps needing more honest calls than this is reported
             unreachable before any of them are spent.
         mitigation: zero-noise extrapolation's folds as extra likelihood terms (a
@@ -395,6 +422,7 @@ class _Run:
         self.modes = 1  # disjoint parts of the final profile-likelihood set (``_span_other_modes``)
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
         self.max_calls = (config.budget if config.budget is not None else config.max_calls) - config.check_shots
+        self.checked: list[tuple[int, int]] = []  # (k, shots) of the check rounds (``check``)
 
     @property
     def calls(self) -> int:
@@ -458,13 +486,25 @@ class _Run:
                 return
 
     def check(self, sample: Sampler) -> None:
-        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check round
-        when there is one. The check round (``check_shots`` shots of A, k = 0, after the schedule): it pins
-        theta without any Grover step, so a coherent error of Q shows as a disagreement with
-        the deep powers (module docstring). Taken last so that it cannot steer the schedule."""
-        if self.cfg.check_shots >= 1 and self.stopped != "misfit":
-            self.rounds.extend(sample(0, self.cfg.check_shots))
-            self._refit()
+        """Both goodness-of-fit tests at ``gof_level`` on all the data, after the check rounds
+        when there are any (``check_shots`` honest calls, after the schedule, so that they
+        cannot steer it). With A0 fixed, one round of ``check_shots`` shots of A (k = 0): it
+        pins theta without any Grover step, so a coherent error of Q shows as a disagreement
+        with the deep powers. With A0 free, k = 0 counts pin A0 (a - 1/2) rather than theta:
+        the calls run in ``CHECK_ROUNDS`` rounds of equal calls, each at the power
+        (``_check_power``) that adds the most expected efficient information on delta per call
+        at the fit of all the rounds before it (greedy design; module docstring, "Power")."""
+        calls = self.cfg.check_shots
+        parts = 1 if self.prior.a0_sd == 0 else CHECK_ROUNDS
+        if calls >= 1 and self.stopped != "misfit":
+            for i in range(parts):
+                part = (calls - sum(n * (2 * k + 1) for k, n in self.checked)) // (parts - i)  # what is left, evenly
+                k = 0 if parts == 1 else self._check_power(part)
+                n = part // (2 * k + 1)
+                if n >= 1:
+                    self.rounds.extend(sample(k, n))
+                    self.checked.append((k, n))
+                    self._refit()
         self._span_other_modes()
         if not self.model_fits():
             self.stopped = "misfit"
@@ -609,6 +649,25 @@ class _Run:
             low, high = (low, mid) if ok(mid) else (mid, high)
         return high
 
+    def _check_power(self, calls: int) -> int:
+        """The power among 0..k_cap whose round of ``calls`` // (2k + 1) shots adds the most
+        expected efficient information on an over-rotation delta per call
+        (``rotation_information`` at the current fit; greedy c-optimal design for delta)."""
+        f = self.fit
+        ks, shots, scales = self._pooled()
+        base = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)[0]
+        best, gain = 0, -math.inf
+        for k in range(self.k_cap() + 1):
+            n = calls // (2 * k + 1)
+            if n < 1:
+                break
+            info = rotation_information(f.theta, f.u, f.v, np.append(ks, float(k)), np.append(shots, float(n)),
+                                        self.prior, np.append(scales, 1.0))[0]
+            g = (info - base) / (n * (2 * k + 1))
+            if g > gain:
+                best, gain = k, g
+        return best
+
     def _best_power(self, cap: int) -> int:
         """Greedy design at the cap: the power (run before, or k_cap) whose next shots most
         reduce the predicted variance of theta per oracle call."""
@@ -691,6 +750,22 @@ class _Run:
             return 0.0, 1.0
         return stat, float(chdtrc(1, stat))
 
+    def rotation_reach(self) -> tuple[float, float, float]:
+        """(sd, detectable, shift): the sd (rad) with which all the data resolve an
+        over-rotation delta of every Grover step (expected efficient information at the fit,
+        ``rotation_information``), the delta the score test flags with probability
+        ``ROTATION_POWER`` at ``gof_level`` ((z_(1 - gof_level / 2) + z_power) sd), and the
+        shift of the fitted amplitude per radian of delta (linearised, amplitude units)."""
+        return self._cached("reach", self._rotation_reach)
+
+    def _rotation_reach(self) -> tuple[float, float, float]:
+        f = self.fit
+        ks, shots, scales = self._pooled()
+        info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)
+        sd = info**-0.5 if info > 0 else math.inf
+        detectable = float(ndtri(1 - self.cfg.gof_level / 2) + ndtri(ROTATION_POWER)) * sd
+        return sd, detectable, math.sin(2 * f.theta) * dtheta
+
     def model_fits(self) -> bool:
         """Both tests pass at ``gof_level`` (tested at the end, in ``check``; ``loop`` stops
         on a deviance p below ``IN_LOOP_SHARE`` gof_level)."""
@@ -729,7 +804,10 @@ class _Run:
         reached = fits and 0.5 * (a_high - a_low) <= self.eps * (1 + 1e-9)
         scale = oracle.high - oracle.low
         diagnostics = self._diagnostics(dev, dof, p, fits, method_note, scale, a_high - a_low)
-        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot)
+        sd, detectable, shift = self.rotation_reach()
+        finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
+        diagnostics.update(rotation_score=rot, rotation_p_value=p_rot, rotation_sd=finite(sd),
+                           rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale))
         note = ""
         if not fits:
             why = []
@@ -744,6 +822,17 @@ class _Run:
             need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
             note = (f"eps={self.cfg.epsilon} not reached ({self.stopped}); half-width "
                     f"{diagnostics['reachable_half_width']:.3g}; {need}")
+        moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
+        if fits and target not in NOISELESS_TARGETS and moves < detectable:  # a device can over-rotate
+            untested = "" if rot or p_rot < 1 else f"; the test needs sd <= {ROTATION_SD} rad and did not run"
+            flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the counts "
+                     f"resolve one to sd {sd:.2g} rad{untested})" if math.isfinite(detectable)
+                     else "cannot see one in these counts")
+            size = f"{moves:.2g} rad" if math.isfinite(shift) else "unknown size"
+            blind = (f"a coherent over-rotation of Q of {size} per Grover step would move the estimate out "
+                     f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
+                     "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
+            note = f"{note}; {blind}" if note else blind
         method = "mlae" if self.scales == (1,) else "mlae+zne"
         return to_estimate(
             oracle, a_low, a_high, value, epsilon=self.cfg.epsilon, alpha=self.cfg.alpha,
@@ -774,6 +863,7 @@ class _Run:
             "a0_prior": prior.a0, "r_prior": prior.r, "p01": prior.p01, "p10": prior.p10,
             "deviance": dev, "dof": dof, "gof_p_value": p, "model_fits": fits,
             "k_cap": self.k_cap(), "stopped": self.stopped, "modes": self.modes,
+            "check_rounds": [list(c) for c in self.checked],
             "reachable_half_width": reachable,
             "calls_for_epsilon": calls_needed,
             "epsilon_floor": floor,
