@@ -93,12 +93,25 @@ def test_estimate_check_shots_are_an_mlae_round_at_k0_and_counted():
 
 
 @pytest.mark.slow
-def test_estimate_prints_the_over_rotation_blind_spot_on_a_device_target():
-    """On aer:fake_torino MLAE's default schedule resolves an over-rotation of Q only coarsely
-    (sd > 0.1 rad) while a few hundredths of a radian would move the estimate out of its
-    interval: the CLI prints the note, naming --twirl; the JSON carries the numbers."""
+def test_estimate_prints_the_over_rotation_blind_spot_on_hardware_only(monkeypatch):
+    """MLAE's default schedule resolves an over-rotation of Q only coarsely (sd > 0.1 rad)
+    while a few hundredths of a radian would move the estimate out of its interval. On an
+    ibm: target the CLI prints the note, naming --twirl; on aer:fake_torino, whose noise
+    model has no coherent error, the note is not printed; the JSON carries the numbers."""
+    from qbo.execution.aer import AerExecutor
+
     args = ["estimate", "--oracle", "bernoulli:0.3", "--method", "mlae", "--target", "aer:fake_torino",
             "--epsilon", "0.05"]
+    text = invoke(*args)
+    assert text.exit_code == 0, text.output
+    assert "over-rotation" not in text.stdout
+    init = AerExecutor.__init__
+
+    def as_hardware(self, *a, **kw):  # the same simulator, named as a real device
+        init(self, *a, **kw)
+        self.target = "ibm:fake_torino_as_hardware"
+
+    monkeypatch.setattr(AerExecutor, "__init__", as_hardware)
     text = invoke(*args)
     assert text.exit_code == 0, text.output
     note = next(line for line in text.stdout.splitlines() if line.startswith("note"))

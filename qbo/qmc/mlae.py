@@ -107,8 +107,10 @@ near 0, and the deviance flagging the run instead). The result says so rather th
 every interval:
 diagnostics ``rotation_sd`` (I^-1/2, rad), ``rotation_detectable`` ((z_(1 - gof_level / 2) +
 z_0.99) sd, rad) and ``rotation_shift`` (d value / d delta to first order, White 1982's
-pseudo-true parameter, reward units per rad); on a device target (not exact or noiseless
-aer), when an over-rotation smaller than ``rotation_detectable`` would move the estimate by
+pseudo-true parameter, reward units per rad); on real hardware (``ibm:`` targets; the
+device-model simulators ``aer:NAME`` and ``fake:BACKEND`` have no coherent error unless one
+is injected, so the note would be noise there), when an over-rotation smaller than
+``rotation_detectable`` would move the estimate by
 more than its half-width, the note says how small and names the remedies: Pauli twirling
 (``--twirl``), which turns a coherent two-qubit error into the decay the model fits
 (docs/mlae.md), and more check calls.
@@ -823,7 +825,7 @@ class _Run:
             note = (f"eps={self.cfg.epsilon} not reached ({self.stopped}); half-width "
                     f"{diagnostics['reachable_half_width']:.3g}; {need}")
         moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
-        if fits and target not in NOISELESS_TARGETS and moves < detectable:  # a device can over-rotate
+        if fits and target.startswith("ibm:") and moves < detectable:  # a real device can over-rotate
             untested = "" if rot or p_rot < 1 else f"; the test needs sd <= {ROTATION_SD} rad and did not run"
             flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the counts "
                      f"resolve one to sd {sd:.2g} rad{untested})" if math.isfinite(detectable)
