@@ -565,3 +565,27 @@ def test_an_untrusted_calibration_contrast_leaves_a0_free():
     deep = calibration_prior(snapshot, parse_oracle("gaussian:mean=0.4,std=0.2"))
     assert deep.a0 < TRUSTED_CONTRAST and deep.a0_sd == pytest.approx(abs(math.log(deep.a0)))
     assert calibration_prior(snapshot, bernoulli(0.3)).a0_sd == 0.05
+
+
+def test_a_wide_a0_prior_stops_as_unreachable_instead_of_spending_max_calls():
+    """A0 anywhere from ~0 to 1 (sd |log 0.065| on log A0, as calibration_prior sets for an
+    untrusted contrast): k = 0 counts keep a = 1/2 inside the interval, where eps looks
+    reachable; the estimate spent all of max_calls (1e9) before the half-width had to shrink
+    with the calls. Now it stops, unreachable, with an interval that covers a."""
+    wide = replace(DEEP_PRIOR, a0_sd=abs(math.log(0.065)))
+    for seed in range(2):
+        est = MaximumLikelihoodAE(0.05, ALPHA, prior=wide).estimate(bernoulli(0.46), ModelExecutor(0.46, seed=seed, **DEEP))
+        assert est.diagnostics["stopped"] == "unreachable" and not est.reached_epsilon
+        assert est.oracle_calls < 10_000 and est.ci_low <= 0.46 <= est.ci_high
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_finishing_rounds_that_fall_short_grow_across_powers(seed):
+    """At the cap the design alternates powers, and the Fisher prediction of the last round
+    can fall short of the profile interval: rounds of 1 and 8 shots then alternated up to
+    max_rounds (400 rounds, 74,793 calls, eps not reached, for seed 0). A short finishing round
+    at any power makes the next one a full, growing round."""
+    prior = DecayPrior(0.95, 0.915, 0.05, 0.5 * abs(math.log(0.915)) + 0.005, 0.01, 0.02, "test")
+    est = MaximumLikelihoodAE(0.003, ALPHA, prior=prior).estimate(
+        bernoulli(0.3), ModelExecutor(0.3, a0=0.95, r=0.915, p01=0.01, p10=0.02, seed=seed))
+    assert est.reached_epsilon and len(est.rounds) < 150 and est.ci_low <= 0.3 <= est.ci_high

@@ -198,6 +198,7 @@ RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0,
 # A0 gets sd |log c_0| on its log (A0 anywhere from about c_0 to 1): k = 0 counts then cannot
 # pin a, and the estimate says so rather than trusting the model.
 TRUSTED_CONTRAST = 0.5
+HOPE_SHRINK = 0.9  # _hoping: least shrink of the half-width per doubling of the calls
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
@@ -420,6 +421,7 @@ class _Run:
         self.fit: _Fit | None = None
         self.k, self.last_shots = 0, 0
         self.finishing = False  # the last round at the cap was sized to finish (by the prediction)
+        self.hope: tuple[int, float] | None = None  # (calls, half-width) when _hoping last measured progress
         self.stopped = "max_rounds"
         self.modes = 1  # disjoint parts of the final profile-likelihood set (``_span_other_modes``)
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
@@ -472,7 +474,7 @@ class _Run:
                 return
             n = self.shots_within(k, self.max_calls - self.calls, n)
             if n < 1:
-                self.stopped = "budget"
+                self.stopped = "budget" if cfg.budget is not None else "max_calls"
                 return
             self.rounds.extend(sample(k, int(n)))
             self.k, self.last_shots = k, int(n)
@@ -579,13 +581,13 @@ class _Run:
             if cfg.budget is None:  # with a budget, spend it: the best half-width it buys
                 extra = self._calls_to_reach(self.eps)
                 if extra is None or extra > self.max_calls - self.calls:  # at the fit; and where a is most
-                    extra = self._calls_to_reach(self.eps, self._hopeful_theta())  # learnable, within the interval?
+                    extra = self._hoping()  # learnable within the interval, while that still pays
                 if extra is None or extra > self.max_calls - self.calls:
                     return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
             if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
                 floor = max(floor, sum(r.shots for r in self.rounds) // 8)
-            short = self.finishing and k == self.k  # the predicted last round fell short: grow, do not
+            short = self.finishing  # the predicted last round (at any power) fell short: grow, do not
             n = max(cfg.shots, floor) if short or need is None else min(need, max(cfg.shots, floor))
             self.finishing = not short and need is not None and n == need  # (1-shot rounds up to max_rounds)
             return k, max(1, min(n, room))
@@ -885,6 +887,21 @@ class _Run:
             "folded_calls": sum(r.oracle_calls for r in self.rounds if r.scale > 1),
             "readout": "inside the likelihood (confusion matrix); the counts are not readout-corrected",
         }
+
+    def _hoping(self) -> float | None:
+        """``_calls_to_reach`` at ``_hopeful_theta``, while hoping still buys progress: each
+        time the calls have doubled since it was last measured, the half-width must have
+        shrunk to ``HOPE_SHRINK`` of what it was (sampling error shrinks by 1 / sqrt 2 per
+        doubling; at a floor it stays), else None (unreachable). Without this, a wide prior
+        on A0 kept a = 1/2 inside the interval and the estimate spent all of ``max_calls``."""
+        half = self.half_width()
+        if self.hope is None:
+            self.hope = (self.calls, half)
+        elif self.calls >= 2 * self.hope[0]:
+            if half > HOPE_SHRINK * self.hope[1]:
+                return None
+            self.hope = (self.calls, half)
+        return self._calls_to_reach(self.eps, self._hopeful_theta())
 
     def _floor(self) -> float:
         """The half-width (amplitude) no budget gets below at the fit: MAX_CALLS more calls at
