@@ -117,7 +117,9 @@ def test_estimate_prints_the_over_rotation_blind_spot_on_hardware_only(monkeypat
     note = next(line for line in text.stdout.splitlines() if line.startswith("note"))
     assert "over-rotation of Q of" in note and "--twirl" in note
     d = json.loads(invoke(*args, "--json").stdout)["diagnostics"]
-    assert d["rotation_detectable"] == pytest.approx(5.6166 * d["rotation_sd"], rel=1e-4) and d["rotation_shift"] > 0
+    # the default schedule resolves delta to sd > ROTATION_SD: the test does not run, nothing is detectable
+    assert d["rotation_sd"] > 0.1 and d["rotation_detectable"] is None and d["rotation_shift"] > 0
+    assert "does not test for one" in note
 
 
 @pytest.mark.parametrize("args, fragment", [

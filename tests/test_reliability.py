@@ -320,6 +320,48 @@ def test_journal_group_commit_buffers_until_a_boundary(tmp_path):
         UnitJournal(tmp_path / "u.jsonl", "1" * 64).read()
 
 
+def test_finish_needs_a_read_unfinished_journal(tmp_path):
+    """finish() registers the scan merge will use: on a journal never read, or one already
+    done, it would register a scan of bytes the chain walk refuses."""
+    path = tmp_path / "u.jsonl"
+    with pytest.raises(RuntimeError, match="read"):
+        UnitJournal(path, "0" * 64).finish()
+    journal = UnitJournal(path, "0" * 64)
+    journal.read()
+    journal.finish()
+    done = UnitJournal(path, "0" * 64)
+    assert done.read().done
+    with pytest.raises(RuntimeError, match="unfinished"):
+        done.finish()
+
+
+def test_a_failed_write_leaves_no_torn_line_for_the_next_write(tmp_path, monkeypatch):
+    """A write that fails part-way (disk full) is cut back to the last whole commit, so
+    close(), which writes the buffer again, cannot leave a torn line mid-file."""
+    from qbo.experiments import journal as journal_module
+
+    path = tmp_path / "u.jsonl"
+    journal = UnitJournal(path, "0" * 64, flush_every_s=3600, fields={"trial": 0, "algorithm": "a"},
+                          state=lambda: {"rng": {"n": 1}})
+    journal.read()
+    journal.append({"stage": 1, "cum_calls": 1})
+    journal.commit()
+    journal.append({"stage": 2, "cum_calls": 2})
+    real = journal_module.os.write
+
+    def full(fd, data):
+        real(fd, bytes(data[:10]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "write", full)
+    with pytest.raises(OSError):
+        journal.commit()
+    monkeypatch.setattr(journal_module.os, "write", real)
+    journal.close()  # writes the buffer again: stage 2 and the checkpoint composed after it
+    replay = UnitJournal(path, "0" * 64).read()  # no torn line mid-file (BadFile before the cut)
+    assert [r["stage"] for r in replay.records] == [1, 2] and replay.state == {"rng": {"n": 1}}
+
+
 def _checkpointed(path, stages, flush_every_s, state=None):
     journal = UnitJournal(path, "0" * 64, flush_every_s=flush_every_s, fields={"trial": 0, "algorithm": "a"},
                           state=state or (lambda: {"rng": {"n": 7}}))
@@ -431,7 +473,7 @@ def test_a_resume_walks_each_unchanged_journal_once(journals, finished, monkeypa
     bytes did not change between them is verified once (its scan is kept per sha256)."""
     from qbo.experiments import journal as journal_module
 
-    journal_module._SCANS.clear()
+    journal_module.forget_scans()
     walks = []
     walk = journal_module.UnitJournal._walk
     monkeypatch.setattr(journal_module.UnitJournal, "_walk", lambda self, data: walks.append(self.unit) or walk(self, data))

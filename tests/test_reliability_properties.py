@@ -3,6 +3,7 @@ documented one-line error, never anything else; journals never yield damaged dat
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -180,9 +181,12 @@ def test_the_scan_a_writer_keeps_is_the_walk_of_its_bytes(tmp_path_factory, befo
     if torn:
         with open(path, "ab") as handle:
             handle.write(b'{"trial":0,"algorithm":"x","stage":')
-    journal_module._SCANS.clear()
+    journal_module.forget_scans()
     second = write(after)
     second.finish()
-    kept = [scan for scan, _ in journal_module._SCANS.values() if scan.done]
+    kept = [(key, scan) for key, (scan, _) in journal_module._SCANS.items() if scan.done]
     assert len(kept) == 1
-    assert kept[0] == second._walk(path.read_bytes())
+    (unit, config, digest), scan = kept[0]
+    data = path.read_bytes()
+    assert (unit, config, digest) == (path.stem, "a" * 64, hashlib.sha256(data).digest())  # found by merge
+    assert scan == second._walk(data)

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from qiskit import QuantumCircuit
+from qiskit.providers import BackendV2
 
 from qbo.execution.base import Counts, check_shots, transpile_seed
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
@@ -210,7 +211,7 @@ class LocalConnection:
         return backend if kind == "job" else _mode(kind, local_simulator(backend), max_time)
 
     def sampler(self, mode: Any) -> Any:
-        return _sampler(local_simulator(mode) if hasattr(mode, "target") else mode)  # a backend: its simulator
+        return _sampler(local_simulator(mode) if isinstance(mode, BackendV2) else mode)  # job mode: the backend's simulator
 
     def status(self, job: Any) -> str:
         return status_name(job.status())

@@ -103,7 +103,8 @@ def _run_units(
             from distributed import as_completed
 
             futures = {
-                client.submit(run_unit, config, unit, out, key=f"qbo-unit-{unit.key}-{_token(out)}", pure=False): unit
+                client.submit(run_unit, config, unit, out, remember=address is None and not processes,  # threads merge
+                              key=f"qbo-unit-{unit.key}-{_token(out)}", pure=False): unit
                 for unit in todo
             }
             for future in as_completed(futures):

@@ -144,7 +144,7 @@ class Replay:
 
 @dataclass(frozen=True)
 class _Scan:
-    stages: list[bytes]  # every verified stage line, without its newline
+    stages: tuple[bytes, ...]  # every verified stage line, without its newline
     done: bool
     durable: int  # bytes up to the end of the last checkpoint or done marker (or the header)
     durable_stages: int  # stage lines before that point
@@ -154,13 +154,24 @@ class _Scan:
 
 _SCANS: dict[tuple[str, str, bytes], tuple[_Scan, int]] = {}  # UnitJournal._scan's memory (scan, bytes), oldest first
 SCAN_MEMORY = 1 << 28  # keep the scans of at most 256 MB of journals
+_HELD = 0  # bytes of journals behind the kept scans
+
+
+def forget_scans() -> None:
+    """Drop every kept scan (the next check of each journal walks its chain)."""
+    global _HELD
+    _SCANS.clear()
+    _HELD = 0
 
 
 def _remember(key: tuple[str, str, bytes], scan: _Scan, size: int) -> None:
+    global _HELD
+    if key in _SCANS:
+        _HELD -= _SCANS.pop(key)[1]
     _SCANS[key] = (scan, size)
-    held = sum(n for _, n in _SCANS.values())
-    while held > SCAN_MEMORY and len(_SCANS) > 1:
-        held -= _SCANS.pop(next(iter(_SCANS)))[1]
+    _HELD += size
+    while _HELD > SCAN_MEMORY and len(_SCANS) > 1:
+        _HELD -= _SCANS.pop(next(iter(_SCANS)))[1]
 
 
 class UnitJournal:
@@ -171,7 +182,8 @@ class UnitJournal:
     only from ``append``, between stages."""
 
     def __init__(self, path: str | os.PathLike, config_sha256: str, flush_every_s: float | None = None,
-                 fields: dict[str, Any] | None = None, state: Callable[[], dict[str, Any]] | None = None) -> None:
+                 fields: dict[str, Any] | None = None, state: Callable[[], dict[str, Any]] | None = None,
+                 remember: bool = True) -> None:
         self.path = Path(path)
         self.unit = self.path.stem
         self.config_sha256 = config_sha256
@@ -189,6 +201,8 @@ class UnitJournal:
         self._size = 0
         self._stages: list[bytes] = []
         self._checkpoint: bytes | None = None
+        self._remember = remember  # register the finished scan (off where no merge follows: Dask workers)
+        self._opened = self._done = False  # read() (or a fresh start) came first; the unit is done
 
     # ------------------------------------------------------------------ reading
 
@@ -196,6 +210,7 @@ class UnitJournal:
         """The verified durable records, done flag and last checkpoint state; cuts off a torn
         tail (a partial line, or stage lines after the last checkpoint) so appends continue
         the chain."""
+        self._opened = True
         if not self.path.exists():
             self._start()
             return Replay()
@@ -209,6 +224,7 @@ class UnitJournal:
         self._written, self._size = hashlib.sha256(data[:scan.durable]), scan.durable
         self._stages, self._checkpoint = list(scan.stages[:scan.durable_stages]), scan.checkpoint
         if scan.done:
+            self._done = True
             return Replay(done=True)
         records = [json.loads(line) for line in scan.stages[:scan.durable_stages]]
         state = json.loads(scan.checkpoint) if scan.checkpoint is not None else None
@@ -273,7 +289,7 @@ class UnitJournal:
             else:
                 stages.append(line)
             seq += 1
-        return _Scan(stages, done, durable, durable_stages, durable_chain, checkpoint)
+        return _Scan(tuple(stages), done, durable, durable_stages, durable_chain, checkpoint)
 
     def _refuse(self, n: int, raw: bytes, seq: int, stages: int, done: bool) -> None:
         """Say what is wrong with line ``n`` (0-based), whose link failed; always raises."""
@@ -320,12 +336,16 @@ class UnitJournal:
             self.commit()
 
     def finish(self) -> None:
-        """Mark the unit done and commit (a unit boundary)."""
+        """Mark the unit done and commit (a unit boundary); after ``read`` of an unfinished unit."""
+        if not self._opened or self._done:
+            raise RuntimeError(f"journal '{self.path}': finish() needs read() first and an unfinished unit")
+        self._done = True
         self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode(), stage=False)
         self._unsaved = 0  # the done marker makes every stage durable
         self.commit()
-        scan = _Scan(list(self._stages), True, self._size, len(self._stages), self._chain, self._checkpoint)
-        _remember((self.unit, self.config_sha256, self._written.digest()), scan, self._size)
+        if self._remember:
+            scan = _Scan(tuple(self._stages), True, self._size, len(self._stages), self._chain, self._checkpoint)
+            _remember((self.unit, self.config_sha256, self._written.digest()), scan, self._size)
 
     def commit(self) -> None:
         """Write and fsync the buffered lines, ending with a checkpoint if stages are pending.
@@ -372,6 +392,12 @@ class UnitJournal:
             while data:  # os.write may write part of a large buffer
                 data = data[os.write(fd, data):]
             os.fsync(fd)
+        except OSError:  # a partial write must not stay: the next _write (close) appends the buffer again
+            try:
+                os.ftruncate(fd, self._size)
+            except OSError:
+                pass
+            raise
         finally:
             os.close(fd)
         self._written.update(joined)

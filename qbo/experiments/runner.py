@@ -204,9 +204,10 @@ def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
 
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
-             on_progress: ProgressCallback | None = None) -> None:
+             on_progress: ProgressCallback | None = None, *, remember: bool = True) -> None:
     """Run one unit to its end, or continue it from its journal; a finished unit (or run) is
-    left as is.
+    left as is. ``remember``: keep the finished journal's scan for a merge in this process
+    (off in Dask worker processes, which never merge).
 
     The folder must be claimed (``run_experiment`` does it); units share nothing but the
     folder, so any process may run any unit, in any order."""
@@ -216,7 +217,8 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
     rng = np.random.default_rng(unit.seed(config.seed))
     journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config),
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
-                          state=lambda: {"rng": rng.bit_generator.state})  # for checkpoints, between stages
+                          state=lambda: {"rng": rng.bit_generator.state},  # for checkpoints, between stages
+                          remember=remember)
     try:
         replay = journal.read()
         if replay.done:

@@ -105,7 +105,7 @@ check_shots = 0 (sd ~ 0.1 rad) one below ~0.5 rad; and the power is first-order 
 large delta can be partly absorbed into A0 and r (seen: A0 pushed to its bound, the score
 near 0, and the deviance flagging the run instead). The result says so rather than widening
 every interval:
-diagnostics ``rotation_sd`` (I^-1/2, rad), ``rotation_detectable`` ((z_(1 - gof_level / 2) +
+diagnostics ``rotation_sd`` (I^-1/2, rad), ``rotation_detectable`` (None above ROTATION_SD; else (z_(1 - gof_level / 2) +
 z_0.99) sd, rad) and ``rotation_shift`` (d value / d delta to first order, White 1982's
 pseudo-true parameter, reward units per rad); on real hardware (``ibm:`` targets; the
 device-model simulators ``aer:NAME`` and ``fake:BACKEND`` have no coherent error unless one
@@ -767,7 +767,8 @@ class _Run:
         ks, shots, scales = self._pooled()
         info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)
         sd = info**-0.5 if info > 0 else math.inf
-        detectable = float(ndtri(1 - self.cfg.gof_level / 2) + ndtri(ROTATION_POWER)) * sd
+        # above ROTATION_SD the test does not run (``rotation``): no delta is flagged at all
+        detectable = float(ndtri(1 - self.cfg.gof_level / 2) + ndtri(ROTATION_POWER)) * sd if sd <= ROTATION_SD else math.inf
         return sd, detectable, math.sin(2 * f.theta) * dtheta
 
     def model_fits(self) -> bool:
@@ -828,10 +829,14 @@ class _Run:
                     f"{diagnostics['reachable_half_width']:.3g}; {need}")
         moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
         if fits and target.startswith("ibm:") and moves < detectable:  # a real device can over-rotate
-            untested = "" if rot or p_rot < 1 else f"; the test needs sd <= {ROTATION_SD} rad and did not run"
-            flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the counts "
-                     f"resolve one to sd {sd:.2g} rad{untested})" if math.isfinite(detectable)
-                     else "cannot see one in these counts")
+            if math.isfinite(detectable):
+                flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the "
+                         f"counts resolve one to sd {sd:.2g} rad)")
+            elif math.isfinite(sd):
+                flags = (f"does not test for one: the counts resolve one only to sd {sd:.2g} rad and the test "
+                         f"runs from sd {ROTATION_SD} rad")
+            else:
+                flags = "cannot see one in these counts"
             size = f"{moves:.2g} rad" if math.isfinite(shift) else "unknown size"
             blind = (f"a coherent over-rotation of Q of {size} per Grover step would move the estimate out "
                      f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
@@ -909,7 +914,7 @@ class _Run:
         only k = 0 is usable: the prior on A0 then bounds what the k = 0 counts say of a)."""
         theta, terms = self._plan_theta(), self._pooled()
         cands = sorted({int(x) for x in terms[0] if x <= self.k_cap()} | {self.k_cap()})
-        sd = min(self._theta_sd(self._with(terms, c, MAX_CALLS / (2 * c + 1)), theta) for c in cands)
+        sd = min(self._theta_sd(self._with(terms, c, MAX_CALLS / (2 * c + 1) / self.per_shot), theta) for c in cands)
         return min(0.5, amplitude_half_width(theta, sd, self.z))  # a is in [0, 1] whatever the data
 
     def _calls_to_reach(self, eps: float, theta: float | None = None) -> float | None:
