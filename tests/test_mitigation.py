@@ -347,17 +347,43 @@ def test_twirling_connection_switches_on_the_samplers_own_twirling():
 
     from qbo.noise.twirl import TwirlingConnection
 
+    from qiskit import QuantumCircuit
+
     class Inner:
         simulated = True
 
         def sampler(self, mode):
-            return SimpleNamespace(options=SamplerOptions(), mode=mode)
+            return SimpleNamespace(options=SamplerOptions(), mode=mode, run=lambda pubs: pubs)
 
+    one, two = QuantumCircuit(2, 1), QuantumCircuit(2, 1)
+    one.x(0)
+    one.barrier()  # a directive on two qubits is not a gate
+    two.cx(0, 1)
     connection = TwirlingConnection(Inner())
     sampler = connection.sampler("batch")
     assert connection.simulated and sampler.mode == "batch"
-    assert sampler.options.twirling.enable_gates is True
-    assert sampler.options.twirling.num_randomizations == "auto"
+    twirling = sampler.options.twirling
+    sampler.run([(two, None, 1000)])  # exactly 1000 shots: 10 randomizations of 100
+    assert twirling.enable_gates is True and (twirling.num_randomizations, twirling.shots_per_randomization) == (10, 100)
+    sampler.run([(two, None, 997)])  # a prime: one randomization of all its shots
+    assert (twirling.num_randomizations, twirling.shots_per_randomization) == (1, 997)
+    sampler.run([(one, None, 1000)])  # no two-qubit gate: nothing to twirl
+    assert twirling.enable_gates is False
+    sampler.run([(one, None, 64), (two, None, 64)])
+    assert twirling.enable_gates is False
+
+
+def test_twirling_on_a_fake_backend_keeps_one_qubit_circuits_right():
+    """qiskit-ibm-runtime's local executor returned only the first randomization's shots of a
+    twirled circuit without two-qubit gates (the others read 0: bernoulli:0.3 read P(1) = 0.04);
+    such a request now runs untwirled, so its counts are the untwirled ones, and 1000 shots
+    come back as 1000 (the Sampler's 'auto' returned 1024)."""
+    from qbo.execution.targets import make_executor
+    from qbo.grover import power_circuit
+
+    plain, twirled = (make_executor("fake:FakeManilaV2", seed=3, twirl=t) for t in (False, True))
+    circuits = [power_circuit(bernoulli(0.3), 0)]
+    assert twirled.run(circuits, [1000]) == plain.run(circuits, [1000])
 
 
 @pytest.mark.slow

@@ -23,7 +23,8 @@ from qiskit import QuantumCircuit
 
 DEFAULT_RANDOMIZATIONS = 16
 
-__all__ = ["DEFAULT_RANDOMIZATIONS", "TwirlingConnection", "split_shots", "twirled_instances"]
+__all__ = ["DEFAULT_RANDOMIZATIONS", "TwirlingConnection", "TwirlingSampler", "has_two_qubit_gate", "split_shots",
+           "twirled_instances"]
 
 
 def split_shots(shots: int, randomizations: int) -> list[int]:
@@ -46,22 +47,59 @@ def twirled_instances(compiled: QuantumCircuit, count: int, rng: np.random.Gener
 
 
 class TwirlingConnection:
-    """A runtime connection whose Samplers twirl two-qubit gates (``options.twirling``).
+    """A runtime connection whose Samplers twirl two-qubit gates (``options.twirling``),
+    request by request (``TwirlingSampler``).
 
     Wraps any connection of ``qbo.execution.runtime``; everything but ``sampler`` is passed
     through unchanged.
     """
 
-    def __init__(self, inner: Any, randomizations: int | str = "auto") -> None:
+    def __init__(self, inner: Any, randomizations: int = DEFAULT_RANDOMIZATIONS) -> None:
         self._inner = inner
-        self._randomizations = randomizations
+        self._randomizations = int(randomizations)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def sampler(self, mode: Any) -> Any:
-        sampler = self._inner.sampler(mode)
-        twirling = sampler.options.twirling
-        twirling.enable_gates = True
-        twirling.num_randomizations = self._randomizations
-        return sampler
+        return TwirlingSampler(self._inner.sampler(mode), self._randomizations)
+
+
+class TwirlingSampler:
+    """A runtime Sampler that sets its twirling options for each request (``run``).
+
+    * Gate twirling is on only when every circuit of the request holds a two-qubit gate. On a
+      circuit without one it changes nothing on a device, and qiskit-ibm-runtime's local
+      executor returns only the first randomization's shots of such a circuit, the others
+      reading 0. Measured on FakeManilaV2 with 2000 shots and 8 randomizations: X|0> read 1 in
+      245 shots, and bernoulli:0.3 at k = 0 gave P(1) = 0.04. Circuits with two-qubit gates agreed
+      with the untwirled run: P(1) = 0.308 vs 0.312, 0.804 vs 0.821 and 0.246 vs 0.222 at
+      k = 0, 1, 2 (3-qubit entangled oracle, 4000 shots).
+    * ``num_randomizations`` is the largest divisor of the request's shots up to
+      ``randomizations``, with ``shots_per_randomization`` = shots / it. Under "auto" the
+      Sampler rounds shots up (1000 asked, 1024 returned), and counts must hold exactly the
+      shots qbo charges.
+
+    Everything else (``options``, tags) is the wrapped Sampler's."""
+
+    def __init__(self, inner: Any, randomizations: int = DEFAULT_RANDOMIZATIONS) -> None:
+        self._inner = inner
+        self._randomizations = max(1, int(randomizations))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def run(self, pubs: list[tuple[QuantumCircuit, Any, int]], *args: Any, **kwargs: Any) -> Any:
+        shots = {int(pub[2]) for pub in pubs}
+        twirling = self._inner.options.twirling
+        twirling.enable_gates = len(shots) == 1 and all(has_two_qubit_gate(pub[0]) for pub in pubs)
+        if twirling.enable_gates:
+            n = shots.pop()
+            count = max(r for r in range(1, min(n, self._randomizations) + 1) if n % r == 0)
+            twirling.num_randomizations, twirling.shots_per_randomization = count, n // count
+        return self._inner.run(pubs, *args, **kwargs)
+
+
+def has_two_qubit_gate(circuit: QuantumCircuit) -> bool:
+    """Whether ``circuit`` holds a gate on two qubits (what gate twirling twirls)."""
+    return any(len(inst.qubits) == 2 and not getattr(inst.operation, "_directive", False) for inst in circuit.data)
