@@ -132,6 +132,7 @@ def test_estimate_bad_check_shots_is_one_line(args, fragment):
     assert fragment in result.output and len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # tests/test_mlae.py counts the folded calls in the fast subset
 def test_estimate_mlae_with_zne_counts_every_folded_call():
     """--method mlae --mitigation zne: folds (scales 1, 3) as likelihood terms, every folded shot
     counted at scale (2k + 1) calls; the --check-shots round stays unfolded."""

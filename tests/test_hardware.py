@@ -685,7 +685,7 @@ def test_app_registers_the_hardware_commands(tmp_path):
         assert result.exit_code == 0 and "Usage:" in result.stdout, (args, result.output)
 
 
-@pytest.mark.parametrize("mode", ["job", "batch"])
+@pytest.mark.parametrize("mode", ["job", pytest.param("batch", marks=pytest.mark.slow)])
 def test_local_mode_builds_each_fake_backends_simulator_once_with_the_same_counts(monkeypatch, mode):
     """qiskit-ibm-runtime's local executor builds AerSimulator.from_backend for every job unless
     handed one; LocalConnection hands it one per backend and process (FakeTorino: about 7 s a
