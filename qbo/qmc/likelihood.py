@@ -203,20 +203,27 @@ def fisher(
 ) -> np.ndarray:
     """Expected information matrix for (theta, u, v) of ``shots[i]`` shots at ``ks[i]`` folded
     at ``scales[i]`` (default 1), plus the prior precisions (module docstring)."""
-    ks = np.asarray(ks, dtype=float)
-    shots = np.asarray(shots, dtype=float)
-    m = 2 * ks + 1
-    depth, offset = decay_exponents(ks, scales, prior)
-    c = np.exp(u + depth * v + offset)
-    s = np.sin(m * theta) ** 2
-    q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
-    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - 0.5), depth * prior.gain * c * (s - 0.5)])
-    w = shots / (q * (1 - q))
+    q, _, grad = _gradient(theta, u, v, ks, prior, scales)
+    w = np.asarray(shots, dtype=float) / (q * (1 - q))
     info = (grad * w) @ grad.T
     pu, pv = prior.precisions()
     info[1, 1] += pu
     info[2, 2] += pv
     return info
+
+
+def _gradient(
+    theta: float, u: float, v: float, ks: np.ndarray, prior: DecayPrior, scales: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q_k, (2k + 1), the gradient of q_k for (theta, u, v), one row each) of the model."""
+    k = np.asarray(ks, dtype=float)
+    m = 2 * k + 1
+    depth, offset = decay_exponents(k, scales, prior)
+    c = np.exp(u + depth * v + offset)
+    s = np.sin(m * theta) ** 2
+    q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
+    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - 0.5), depth * prior.gain * c * (s - 0.5)])
+    return q, m, grad
 
 
 def theta_sd(info: np.ndarray, prior: DecayPrior) -> float:
@@ -245,15 +252,9 @@ def _rotation_terms(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gradient of q_k for (delta, theta, u, v), q_k, expected information matrix with the
     prior precisions) for ``rotation_score`` and ``rotation_information``."""
-    k = np.asarray(ks, dtype=float)
-    m = 2 * k + 1
-    depth, offset = decay_exponents(k, scales, prior)
-    c = np.exp(u + depth * v + offset)
-    s = np.sin(m * theta) ** 2
-    q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
-    d_theta = prior.gain * c * m * np.sin(2 * m * theta)
-    d_u = prior.gain * c * (s - 0.5)
-    grad = np.stack([k * d_theta / m, d_theta, d_u, depth * d_u])  # delta, theta, u, v
+    q, m, model = _gradient(theta, u, v, ks, prior, scales)
+    k = (m - 1) / 2
+    grad = np.vstack([k * model[0] / m, model])  # delta, theta, u, v
     info = (grad * (np.asarray(shots, dtype=float) / (q * (1 - q)))) @ grad.T
     pu, pv = prior.precisions()
     info[2, 2] += pu
