@@ -155,7 +155,10 @@ def _serve() -> int:
         parts.append(stdin.read(_LENGTH.unpack(size)[0]))
     sys.stdout.buffer.write(render_png(*_decode(*parts)))
     sys.stdout.buffer.flush()
-    return 0
+    # the answer is out and nothing else is held: skip the interpreter's teardown of matplotlib,
+    # which the parent would wait for (Popen.communicate reaps the helper): paint() took
+    # 0.34-0.38 s with it and 0.13-0.19 s without, on the 2-core machine (/tmp/paint.py)
+    os._exit(0)
 
 
 if __name__ == "__main__":
