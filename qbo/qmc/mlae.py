@@ -676,15 +676,14 @@ class _Run:
         """Greedy design at the cap: the power (run before, or k_cap) whose next shots most
         reduce the predicted variance of theta per oracle call."""
         terms = self._pooled()
-        base = self._theta_sd(terms) ** -2
-        best, gain = cap, -1.0
-        for k in sorted({int(x) for x in terms[0] if x <= cap} | {cap}):
-            n = self.cfg.shots
-            sd = self._theta_sd(self._with(terms, k, n))
-            g = (sd**-2 - base) / self.round_calls(k, n)
-            if g > gain:
-                best, gain = k, g
-        return best
+        return self._greedy(terms, sorted({int(x) for x in terms[0] if x <= cap} | {cap}), self.cfg.shots)
+
+    def _greedy(self, terms: tuple[np.ndarray, ...], cands: list[int], n: float, theta: float | None = None) -> int:
+        """The power among ``cands`` whose round of n shots adds the most expected information
+        on theta (at ``theta``, default the fit) per honest call; the first on ties."""
+        base = self._theta_sd(terms, theta) ** -2
+        gains = [(self._theta_sd(self._with(terms, c, n), theta) ** -2 - base) / self.round_calls(c, n) for c in cands]
+        return cands[int(np.argmax(gains))]
 
     # --- fitting ------------------------------------------------------------------------
     def _refit(self, whole: bool = False) -> None:
@@ -933,12 +932,7 @@ class _Run:
             k = min(cap, int(max(ks)))
             cands = sorted({int(x) for x in ks if x <= cap} | {k})
             n = max(self.cfg.shots, float(shots.sum()) / 4)
-            base = self._theta_sd(terms, theta) ** -2
-            gains = []
-            for c in cands:
-                sd = self._theta_sd(self._with(terms, c, n), theta)
-                gains.append((sd**-2 - base) / self.round_calls(c, n))
-            c = cands[int(np.argmax(gains))]
+            c = self._greedy(terms, cands, n, theta)
             terms = self._with(terms, c, n)
             extra += self.round_calls(c, n)
         return None
