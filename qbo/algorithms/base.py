@@ -155,17 +155,25 @@ class PolicyBase:
         arm = self._check_arm(query.arm)
         v = check_float("value", value)
         eps = self._used_eps(query, epsilon)
-        q_eps, q_alpha = query.epsilon, query.alpha
-        entry = {"arm": arm, "epsilon": None if q_eps is None else float(q_eps),
-                 "alpha": None if q_alpha is None else float(q_alpha), "value": v,
-                 "used_epsilon": None if epsilon is None else float(epsilon)}
         if self.clocked:
             if elapsed is None:
                 raise ValueError(f"{self.name} is time-varying: tell needs the stage's elapsed time, got None")
             self._update_clocked(arm, v, eps, check_float("elapsed", elapsed, low=0.0, low_open=False), calls)
-            entry |= {"elapsed": float(elapsed), "calls": None if calls is None else int(calls)}
+            self._told(arm, query, v, epsilon, {"elapsed": float(elapsed), "calls": None if calls is None else int(calls)})
         else:
             self._update(arm, v, eps)
+            self._told(arm, query, v, epsilon)
+
+    def _told(self, arm: int, query: Query, value: float, epsilon: float | None,
+              clocked: dict[str, Any] | None = None) -> None:
+        """The history entry of a tell whose update is done (``tell``; a lockstep of several
+        policies updates their models together, then records each tell here)."""
+        q_eps, q_alpha = query.epsilon, query.alpha
+        entry = {"arm": arm, "epsilon": None if q_eps is None else float(q_eps),
+                 "alpha": None if q_alpha is None else float(q_alpha), "value": value,
+                 "used_epsilon": None if epsilon is None else float(epsilon)}
+        if clocked is not None:
+            entry |= clocked
         self._history.append(entry)
         self._pending = None
 

@@ -56,6 +56,7 @@ import numpy as np
 
 from qbo.algorithms import Query, is_quantum, make_policy
 from qbo.algorithms.base import PolicyBase
+from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.execution import make_executor, parse_target
 from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
@@ -69,7 +70,7 @@ from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
 from qbo.experiments.plot import plot_regret
 from qbo.experiments.summary import summarise, write_summary_csv
-from qbo.experiments.trial import Progress, StageSettings, run_stages
+from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
 from qbo.noise import Snapshot
@@ -84,6 +85,7 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
+LOCKSTEP_BYTES = 64 << 20  # stacked posteriors of classical units run in lockstep (run_lockstep_units)
 PAINTER_MIN_CALLS = 100_000  # trials x algorithms x budget from which regret.png is drawn by a warm helper
 UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
 
@@ -140,11 +142,16 @@ def run_experiment(
     lock = prepare(config, out)  # validation first, then the atomic claim (or verify) and the lock
     try:
         with painter_for(config) as painter:
-            everything = units(config)
-            for done, unit in enumerate(everything, 1):  # a finished unit's journal is only verified
-                run_unit(config, unit, out, on_progress)
+            count, done = len(units(config)), 0
+
+            def finished_unit(unit: Unit) -> None:
+                nonlocal done
+                done += 1
                 if on_unit:
-                    on_unit(unit.key, done, len(everything))
+                    on_unit(unit.key, done, count)
+
+            for group in lockstep_groups(config):  # a finished unit's journal is only verified
+                run_lockstep_units(config, group, out, on_progress, finished_unit)
             return merge(config, out, painter)
     finally:
         lock.release()
@@ -214,6 +221,56 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
     out = Path(out_dir)
     if finished(out) is not None:
         return
+    live = _open_unit(config, unit, out, remember)
+    if live is not None:
+        _run_live([live], config, out, on_progress)
+
+
+def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str | Path,
+                       on_progress: ProgressCallback | None = None,
+                       on_done: Callable[[Unit], None] | None = None) -> None:
+    """``run_unit`` for each unit of ``group`` (one classical algorithm, several trials), with
+    the units that can be stepped together (``GPUCBLockstep``: gp-ucb with a fixed length scale
+    on a static problem, at the same point of their journals) run in lockstep, the others one
+    by one: the same journals, bit for bit, in a fraction of the time.  ``on_done`` hears of
+    each unit once it is finished."""
+    out = Path(out_dir)
+    lives: list[_Live] = []
+    run_done = finished(out) is not None
+    try:
+        for unit in group:
+            live = None if run_done else _open_unit(config, unit, out)
+            if live is None:
+                if on_done:
+                    on_done(unit)
+            else:
+                lives.append(live)
+    except BaseException:
+        for live in lives:
+            live.journal.close()
+        raise
+    _run_live(lives, config, out, on_progress)
+    for live in lives:
+        if on_done:
+            on_done(live.unit)
+
+
+@dataclass
+class _Live:
+    """An unfinished unit, opened: its journal (read), policy and clock replayed to where it
+    stands, and its executor."""
+
+    unit: Unit
+    journal: UnitJournal
+    problem: Problem | TVProblem
+    policy: PolicyBase
+    clock: Clock
+    at: Progress
+    executor: Any
+
+
+def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool = True) -> _Live | None:
+    """Read a unit's journal and rebuild it where it stands (None, journal closed, if it is done)."""
     rng = np.random.default_rng(unit.seed(config.seed))
     journal = UnitJournal(out / UNITS / f"{unit.key}.jsonl", config_hash(config),
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
@@ -222,7 +279,8 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
     try:
         replay = journal.read()
         if replay.done:
-            return
+            journal.close()
+            return None
         problem = problem_for_trial(config, unit.trial)
         policy = _policy(config, unit.algorithm, problem)
         clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
@@ -231,18 +289,81 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
         # the unit's executor is built with the unit's generator; the run folder holds the
         # hardware job journal (jobs.jsonl), shared by all units
         executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+    except BaseException:
+        journal.close()
+        raise
+    return _Live(unit, journal, problem, policy, clock, at, executor)
+
+
+def _run_live(lives: list[_Live], config: ExperimentConfig, out: Path, on_progress: ProgressCallback | None) -> None:
+    """Run opened units to their ends and finish their journals; every journal is closed
+    (written up to its last checkpoint) even on an error."""
+    settings = _settings(config, out)
+    try:
         try:
-            for record in run_stages(problem, policy, executor, _settings(config, out), at, clock=clock):
-                journal.append(record)
-                if on_progress:
-                    on_progress(unit.key, record["cum_calls"], config.budget)
+            for batch in _lockstep_batches(lives):
+                if len(batch) > 1 and (policies := GPUCBLockstep.of([live.policy for live in batch])) is not None:
+                    steps = run_lockstep([live.clock for live in batch], policies,
+                                         [live.executor for live in batch], settings, [live.at for live in batch])
+                    for records in steps:
+                        for live, record in zip(batch, records):
+                            _journal(live, record, config, on_progress)
+                else:
+                    for live in batch:
+                        for record in run_stages(live.problem, live.policy, live.executor, settings, live.at,
+                                                 clock=live.clock):
+                            _journal(live, record, config, on_progress)
         finally:
-            close = getattr(executor, "close", None)  # ends an IBM batch or session
-            if close is not None:
-                close()
-        journal.finish()
+            for live in lives:
+                close = getattr(live.executor, "close", None)  # ends an IBM batch or session
+                if close is not None:
+                    close()
+        for live in lives:
+            live.journal.finish()
     finally:
-        journal.close()  # writes what a checkpoint covers, even on an error
+        for live in lives:
+            live.journal.close()  # writes what a checkpoint covers, even on an error
+
+
+def _journal(live: _Live, record: dict[str, Any], config: ExperimentConfig,
+             on_progress: ProgressCallback | None) -> None:
+    live.journal.append(record)
+    if on_progress:
+        on_progress(live.unit.key, record["cum_calls"], config.budget)
+
+
+def _lockstep_batches(lives: list[_Live]) -> list[list[_Live]]:
+    """Units that may step together (static clocks, at one number of calls); every other unit alone."""
+    groups: dict[int, list[_Live]] = {}
+    alone: list[list[_Live]] = []
+    for live in lives:
+        if live.clock.design or live.clock.timed or live.policy.quantum:
+            alone.append([live])
+        else:
+            groups.setdefault(live.at.calls, []).append(live)
+    return list(groups.values()) + alone
+
+
+def lockstep_groups(config: ExperimentConfig) -> list[list[Unit]]:
+    """The run's units as ``run_experiment`` runs them: each classical algorithm's units of a
+    static problem in groups for ``run_lockstep_units`` (as many trials as LOCKSTEP_BYTES of
+    stacked posteriors allow), every other unit alone, in ``units`` order otherwise."""
+    everything = units(config)
+    if is_drifting(config.problem):
+        return [[unit] for unit in everything]
+    size = max(1, LOCKSTEP_BYTES // GPUCBLockstep.nbytes(problem_for_trial(config, 0).arms.shape[0]))
+    groups: list[list[Unit]] = []
+    open_groups: dict[str, list[Unit]] = {}
+    for unit in everything:
+        if is_quantum(unit.algorithm):
+            groups.append([unit])
+            continue
+        group = open_groups.get(unit.algorithm)
+        if group is None or len(group) >= size:
+            group = open_groups[unit.algorithm] = []
+            groups.append(group)
+        group.append(unit)
+    return groups
 
 
 def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None = None) -> list[dict[str, Any]]:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
+from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.execution.base import Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
@@ -125,6 +126,33 @@ def run_stages(
         elapsed, regret = clock.exploit(arm, left)
         record = _record(at, arm, None, "exploit", left, left, None, regret, None)
         yield record | _timing(clock, regret, left, elapsed, None)
+
+
+def run_lockstep(
+    clocks: list[Clock], policies: GPUCBLockstep, executors: list[Executor], settings: StageSettings,
+    starts: list[Progress],
+) -> Iterator[list[dict[str, Any]]]:
+    """``run_stages`` for B classical units in lockstep: yields, stage by stage, the list of
+    the B records each unit's own ``run_stages`` would yield (the same records, bit for bit).
+
+    For one-call stages only (``GPUCBLockstep``: every stage draws one sample, so a unit ends
+    at its budget exactly and has no exploit stage), on clocks without an initial design or
+    time (a static problem), all units at the same number of calls."""
+    if len({at.calls for at in starts}) > 1 or any(clock.design or clock.timed for clock in clocks):
+        raise ValueError("a lockstep needs units at one number of calls, on static clocks")
+    sources = [getattr(executor, "classical_source", executor) for executor in executors]
+    units = list(zip(clocks, sources, starts))
+    calls = starts[0].calls if starts else settings.budget
+    while calls < settings.budget:
+        arms = policies.ask()
+        values = [clock.sample(arm, source) for arm, (clock, source, _) in zip(arms, units)]
+        policies.tell(arms, values)
+        records = []
+        for arm, value, (clock, _, at) in zip(arms, values, units):
+            _, regret = clock.stage(arm, 1, 1, 0.0)
+            records.append(_record(at, arm, None, "sample", 1, 1, value, regret, None))
+        calls += 1
+        yield records
 
 
 def _measure(

@@ -8,7 +8,7 @@ the direct reference ``weighted_posterior_batch``; and the weighted information 
 (Sec. 5.1).
 """
 
-from qbo.gp.arms import ArmPosterior
+from qbo.gp.arms import ArmPosterior, ArmStack
 from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior, whitened_cholesky
 from qbo.gp.features import (
     FeatureArmModel,
@@ -39,6 +39,7 @@ from qbo.gp.weighted import WeightedGP, gram_posterior, weighted_posterior_batch
 __all__ = [
     "ArmModel",
     "ArmPosterior",
+    "ArmStack",
     "ArmStats",
     "CholeskyArmPosterior",
     "FeatureArmModel",

@@ -34,7 +34,7 @@ import numpy as np
 from qbo.gp.information import check_eps, check_eps_scalar, information_gain_increment
 from qbo.gp.kernels import Kernel, as_points, check_positive
 
-__all__ = ["ArmPosterior"]
+__all__ = ["ArmPosterior", "ArmStack"]
 
 
 def _check_kernel_matrix(K: np.ndarray) -> np.ndarray:
@@ -211,3 +211,75 @@ class ArmPosterior:
         if not 0 <= int(arm) < self.num_arms:
             raise ValueError(f"arm must be in [0, {self.num_arms}), got {arm!r}")
         return int(arm)
+
+
+class ArmStack:
+    """Several ``ArmPosterior`` s of one size (one per trial) updated together, with classical
+    (``eps = 1``) observations: one numpy operation on a (B, m, m) stack serves all B models,
+    where B separate updates would pay numpy's per-call overhead B times (a classical run makes
+    one update per oracle call, Srinivas et al. Eqs. (1)-(2)).
+
+    The models' state moves into the stack (each model then holds views of its slice), so every
+    model stays usable on its own; ``ucb`` and ``add`` do the same floating-point operations,
+    in the same order, as ``ArmPosterior.ucb`` and ``ArmPosterior.add`` on each model, so the
+    results are bit-for-bit those of B separate updates.
+    """
+
+    def __init__(self, models: list[ArmPosterior]) -> None:
+        if not models or any(type(model) is not ArmPosterior for model in models):
+            raise ValueError("ArmStack needs one or more ArmPosterior models")
+        m = models[0].num_arms
+        if any(model.num_arms != m for model in models):
+            raise ValueError(f"ArmStack needs models of one size, got {sorted({model.num_arms for model in models})} arms")
+        self.models = list(models)
+        self._Sigma = np.stack([model._Sigma for model in models])
+        self._mu = np.stack([model._mu for model in models])
+        self._var = np.stack([model._var for model in models])
+        self._sd = np.stack([model._sd for model in models])
+        self._scale = np.array([1.0 / model.lam for model in models])  # w / lam with w = 1
+        self._diagonal = self._Sigma.diagonal(axis1=1, axis2=2)
+        self._starts = np.arange(len(models)) * m
+        self._rows_of_all = self._Sigma.reshape(-1, m)  # a view: row b * m + i is Sigma_b's row i
+        self._outer = np.empty_like(self._Sigma)
+        self._score = np.empty_like(self._mu)
+        for b, model in enumerate(models):
+            model._Sigma, model._mu, model._var, model._sd = self._Sigma[b], self._mu[b], self._var[b], self._sd[b]
+            model._diagonal = model._Sigma.diagonal()
+
+    @staticmethod
+    def nbytes(models: int, arms: int) -> int:
+        """Memory a stack of ``models`` models of ``arms`` arms holds beyond the models (Sigma and its work buffer)."""
+        return 2 * models * arms * arms * 8
+
+    def ucb(self, beta: float | np.ndarray) -> np.ndarray:
+        """``mu~ + beta sigma~`` of every model (B x m; ``beta`` a number or a (B, 1) column), in
+        the stack's buffer: valid until the next ``add``."""
+        score = np.multiply(self._sd, beta, out=self._score)
+        score += self._mu
+        return score
+
+    def add(self, arms: list[int], ys: list[float]) -> None:
+        """``ArmPosterior.add(arms[b], ys[b], 1.0)`` on every model b (one classical observation each)."""
+        count, m = self._mu.shape
+        if len(arms) != count or len(ys) != count:
+            raise ValueError(f"arms and ys must hold one entry per model ({count}), got {len(arms)} and {len(ys)}")
+        if not all(type(i) is int and 0 <= i < m for i in arms):
+            raise ValueError(f"arms must be integer indices in [0, {m}), got {list(arms)[:8]!r}")
+        ys = [float(y) for y in ys]
+        if not all(map(math.isfinite, ys)):
+            raise ValueError(f"y must be finite, got {next(y for y in ys if not math.isfinite(y))!r}")
+        at = self._starts + arms  # row b * m + i of the stacked rows
+        u = self._rows_of_all.take(at, axis=0)  # row i of each Sigma (a copy, read before Sigma changes)
+        s = self._var.reshape(-1).take(at)  # max(Sigma_ii, 0), as ArmPosterior.add takes it (var is kept so)
+        c = self._scale / (1.0 + self._scale * s)
+        self._mu += (c * (np.array(ys) - self._mu.reshape(-1).take(at)))[:, None] * u
+        outer = np.multiply(u[:, :, None], u[:, None, :], self._outer)
+        outer *= c[:, None, None]
+        self._Sigma -= outer
+        np.maximum(self._diagonal, 0.0, self._var)
+        np.sqrt(self._var, self._sd)
+        for model, i, y, s_ii in zip(self.models, arms, ys, s.tolist()):
+            model._info_terms.append((s_ii, 1.0))
+            model._b[i] += 1.0 * y
+            model._weight[i] += 1.0
+            model._n += 1

@@ -1,0 +1,154 @@
+"""Classical trials in lockstep (qbo.gp.ArmStack, qbo.algorithms.gp_ucb.GPUCBLockstep and the
+runner's lockstep groups): bit for bit what separate updates, policies and units produce."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qbo.experiments.journal as journal_module
+import qbo.experiments.runner as runner
+from qbo.algorithms import make_policy
+from qbo.algorithms.gp_ucb import GPUCBLockstep
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.journal import UnitJournal
+from qbo.experiments.runner import lockstep_groups, resume_experiment, run_experiment, units
+from qbo.gp import ArmPosterior, ArmStack, make_kernel
+
+FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
+
+
+def _posterior(rng: np.random.Generator, m: int, lam: float) -> ArmPosterior:
+    arms = rng.uniform(size=(m, 2))
+    return ArmPosterior.from_kernel(make_kernel("se", float(rng.uniform(0.1, 1.0)), 1.0), arms, lam)
+
+
+def _same(a: ArmPosterior, b: ArmPosterior) -> None:
+    assert np.array_equal(a.Sigma, b.Sigma) and np.array_equal(a.mean, b.mean)
+    assert np.array_equal(a.var, b.var) and np.array_equal(a.std, b.std)
+    assert np.array_equal(a.b, b.b) and np.array_equal(a.weights, b.weights) and a.n == b.n
+    assert a.information_gain == b.information_gain
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), models=st.integers(1, 6), m=st.integers(1, 12), steps=st.integers(1, 40))
+def test_arm_stack_is_bit_for_bit_separate_adds(seed, models, m, steps):
+    rng = np.random.default_rng(seed)
+    lams = rng.uniform(0.05, 2.0, size=models).tolist()
+    alone = [_posterior(np.random.default_rng([seed, b]), m, lams[b]) for b in range(models)]
+    stacked = [_posterior(np.random.default_rng([seed, b]), m, lams[b]) for b in range(models)]
+    stack = ArmStack(stacked)
+    for _ in range(steps):
+        arms = rng.integers(0, m, size=models).tolist()
+        ys = rng.normal(size=models).tolist()
+        for model, arm, y in zip(alone, arms, ys):
+            model.add(arm, y, 1.0)
+        stack.add(arms, ys)
+        beta = float(rng.uniform(0.0, 3.0))
+        assert np.array_equal(stack.ucb(beta), np.stack([model.ucb(beta)[0] for model in alone]))
+    for a, b in zip(alone, stacked):
+        _same(a, b)
+
+
+def test_arm_stack_refuses_bad_input():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="one size"):
+        ArmStack([_posterior(rng, 3, 1.0), _posterior(rng, 4, 1.0)])
+    stack = ArmStack([_posterior(rng, 3, 1.0), _posterior(rng, 3, 1.0)])
+    with pytest.raises(ValueError, match=r"in \[0, 3\), got \[0, 3\]"):
+        stack.add([0, 3], [0.0, 1.0])
+    with pytest.raises(ValueError, match="y must be finite, got nan"):
+        stack.add([0, 1], [0.0, float("nan")])
+    with pytest.raises(ValueError, match="one entry per model"):
+        stack.add([0], [0.0])
+
+
+@pytest.mark.parametrize("configs", [
+    [{}] * 4,  # one beta for all
+    [{"delta": 0.1}, {"delta": 0.01}, {"beta": "practical"}, {"beta": 2.0, "noise": 0.1}],  # a beta per policy
+])
+def test_gp_ucb_lockstep_asks_and_tells_what_each_policy_would(configs):
+    rng = np.random.default_rng(3)
+    arms = [rng.uniform(size=(15, 1)) for _ in configs]
+    alone = [make_policy("gp-ucb", a, **c) for a, c in zip(arms, configs)]
+    together = [make_policy("gp-ucb", a, **c) for a, c in zip(arms, configs)]
+    lockstep = GPUCBLockstep.of(together)
+    assert lockstep is not None
+    draws_alone = [np.random.default_rng(b) for b in range(len(configs))]
+    draws_together = [np.random.default_rng(b) for b in range(len(configs))]
+    for _ in range(400):
+        for policy, draw in zip(alone, draws_alone):
+            query = policy.ask()
+            policy.tell(query, float(draw.random() < 0.3))
+        picked = lockstep.ask()
+        lockstep.tell(picked, [float(draw.random() < 0.3) for draw in draws_together])
+    for a, b in zip(alone, together):
+        assert a.state_dict() == b.state_dict() and a.ask() == b.ask()
+        _same(a.surrogate.model, b.surrogate.model)
+
+
+def test_gp_ucb_lockstep_only_takes_policies_it_can_step_exactly():
+    arms = np.linspace(0, 1, 8)[:, None]
+    assert GPUCBLockstep.of([]) is None
+    assert GPUCBLockstep.of([make_policy("q-gp-ucb", arms, budget=100)] * 2) is None
+    assert GPUCBLockstep.of([make_policy("gp-ucb", arms, lengthscale="mle")] * 2) is None
+    assert GPUCBLockstep.of([make_policy("gp-ucb", arms), make_policy("gp-ucb", arms[:7])]) is None
+    ahead = make_policy("gp-ucb", arms)
+    ahead.tell(ahead.ask(), 1.0)
+    assert GPUCBLockstep.of([ahead, make_policy("gp-ucb", arms)]) is None  # not at one round
+    asked = make_policy("gp-ucb", arms)
+    asked.ask()
+    assert GPUCBLockstep.of([asked, make_policy("gp-ucb", arms)]) is None  # an ask pending
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in FILES}
+
+
+CONFIG = ExperimentConfig(budget=600, trials=3, algorithms=("q-gp-ucb", "gp-ucb", "linucb"))
+
+
+def test_lockstep_groups_gather_each_classical_algorithm_across_trials(monkeypatch):
+    groups = lockstep_groups(CONFIG)
+    assert sorted(u.key for g in groups for u in g) == sorted(u.key for u in units(CONFIG))
+    assert [len(g) for g in groups] == [1, 3, 3, 1, 1]  # q0, gp-ucb 0-2, linucb 0-2, q1, q2
+    monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)  # one trial's posterior is over the cap: none together
+    assert all(len(g) == 1 for g in lockstep_groups(CONFIG))
+
+
+def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monkeypatch):
+    run_experiment(CONFIG, tmp_path / "together")
+    monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)
+    run_experiment(CONFIG, tmp_path / "alone")
+    assert _files(tmp_path / "together") == _files(tmp_path / "alone")
+
+
+@pytest.mark.slow  # a checkpoint (fsync) per stage
+@pytest.mark.parametrize("crash_at, apart", [(901, True), (1200, False)])  # the gp-ucb units at different stages, or at one
+def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypatch, crash_at, apart):
+    run_experiment(CONFIG, tmp_path / "clean")
+    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)  # a checkpoint after every stage
+    original, appended = UnitJournal.append, {"n": 0}
+
+    class Crash(Exception):
+        pass
+
+    def flaky(self, record):
+        appended["n"] += 1
+        if appended["n"] == crash_at:
+            raise Crash()
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", flaky)
+    with pytest.raises(Crash):
+        run_experiment(CONFIG, tmp_path / "crashed")
+    monkeypatch.setattr(UnitJournal, "append", original)
+    journals = (tmp_path / "crashed" / "units").glob("trial*.jsonl")
+    stages = [p.read_bytes().count(b'"stage":') for p in journals if p.name.endswith("-gp-ucb.jsonl") and "-q-" not in p.name]
+    assert len(stages) == 3 and min(stages) > 0 and (len(set(stages)) > 1) == apart
+    resume_experiment(tmp_path / "crashed")
+    assert _files(tmp_path / "crashed") == _files(tmp_path / "clean")
