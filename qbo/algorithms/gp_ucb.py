@@ -236,6 +236,8 @@ class GPUCBLockstep:
     def __init__(self, policies: list[GPUCB]) -> None:
         self.policies = list(policies)
         self.stack = ArmStack([policy.surrogate.model for policy in policies])
+        # beta_t depends on the config, t and m alone: one schedule serves policies of one config
+        self._one_beta = all(policy.config == policies[0].config for policy in policies)
 
     @staticmethod
     def nbytes(num_arms: int) -> int:
@@ -256,8 +258,10 @@ class GPUCBLockstep:
     def ask(self) -> list[int]:
         """Every policy's next arm (``GPUCB.ask``: Srinivas et al. Eq. (6), lowest index on ties)."""
         t = self.policies[0].t + 1
-        betas = [policy.beta(t) for policy in self.policies]
-        beta = betas[0] if len(set(betas)) == 1 else np.array(betas)[:, None]
+        if self._one_beta:
+            beta: float | np.ndarray = self.policies[0].beta(t)
+        else:
+            beta = np.array([policy.beta(t) for policy in self.policies])[:, None]
         return self.stack.ucb(beta).argmax(axis=1).tolist()
 
     def tell(self, arms: list[int], values: list[float]) -> None:

@@ -112,7 +112,7 @@ class _Done(BaseModel):
 def link(previous: bytes, body: bytes) -> bytes:
     """The chain value (16 hex digits, ASCII) of a line whose bytes before ``,"chain":`` are
     ``body``, after the chain value ``previous``."""
-    return hashlib.sha256(previous + body).hexdigest()[:16].encode()
+    return hashlib.sha256(previous + body).digest()[:8].hex().encode()  # = hexdigest()[:16], without the other 48 digits
 
 
 def header_body(unit: str, config_sha256: str) -> bytes:

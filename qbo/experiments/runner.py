@@ -38,7 +38,9 @@ and handed to the unit's executor when it is built; a drifting world is drawn fr
 trial) alone, shared by all algorithms, and rebuilt on resume by replaying the journal. Units
 are therefore independent of order and of interruptions: a killed and resumed run writes the
 same files as an uninterrupted one, and units may run in any order or in parallel
-(``units``, ``run_unit``, ``merge``).
+(``units``, ``run_unit``, ``merge``). In this process, a classical algorithm's trials step
+together where they can (``lockstep_groups``, ``run_lockstep_units``: one numpy update
+serves all trials' posteriors, bit for bit what each would do alone).
 """
 
 from __future__ import annotations
@@ -268,6 +270,9 @@ class _Live:
     at: Progress
     executor: Any
 
+    def __post_init__(self) -> None:
+        self.key = self.unit.key
+
 
 def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool = True) -> _Live | None:
     """Read a unit's journal and rebuild it where it stands (None, journal closed, if it is done)."""
@@ -329,7 +334,7 @@ def _journal(live: _Live, record: dict[str, Any], config: ExperimentConfig,
              on_progress: ProgressCallback | None) -> None:
     live.journal.append(record)
     if on_progress:
-        on_progress(live.unit.key, record["cum_calls"], config.budget)
+        on_progress(live.key, record["cum_calls"], config.budget)
 
 
 def _lockstep_batches(lives: list[_Live]) -> list[list[_Live]]:
