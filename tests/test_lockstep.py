@@ -116,6 +116,12 @@ def test_lockstep_groups_gather_each_classical_algorithm_across_trials(monkeypat
     groups = lockstep_groups(CONFIG)
     assert sorted(u.key for g in groups for u in g) == sorted(u.key for u in units(CONFIG))
     assert [len(g) for g in groups] == [1, 3, 3, 1, 1]  # q0, gp-ucb 0-2, linucb 0-2, q1, q2
+    spread = lockstep_groups(CONFIG, parts=2)  # for two workers: each classical algorithm in two groups
+    assert [[u.key for u in g] for g in spread] == [
+        ["trial000-q-gp-ucb"], ["trial000-gp-ucb", "trial001-gp-ucb"], ["trial000-linucb", "trial001-linucb"],
+        ["trial001-q-gp-ucb"], ["trial002-q-gp-ucb"], ["trial002-gp-ucb"], ["trial002-linucb"]]
+    todo = [u for u in units(CONFIG) if u.trial > 0]  # what a resume has left
+    assert [len(g) for g in lockstep_groups(CONFIG, todo)] == [1, 2, 2, 1]
     monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)  # one trial's posterior is over the cap: none together
     assert all(len(g) == 1 for g in lockstep_groups(CONFIG))
 

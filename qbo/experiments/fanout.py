@@ -18,6 +18,9 @@ Where units run:
   docs/scale-out.md); its workers must import the same qbo and see the run folder at the
   same path (a shared file system).
 
+A task is a unit, or a group of one classical algorithm's trials stepped together
+(``runner.lockstep_groups``, as many groups as workers): the same journals, bit for bit.
+
 Hardware targets (``ibm:``, ``fake:``) run in one process: their job journal (jobs.jsonl)
 is shared by all units of a run.
 """
@@ -37,7 +40,8 @@ from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Painter
 from qbo.experiments.folder import finished
 from qbo.experiments.runner import (
-    ProgressCallback, Unit, UnitCallback, merge, painter_for, prepare, run_experiment, run_unit, unit_done, units,
+    ProgressCallback, Unit, UnitCallback, lockstep_groups, merge, painter_for, prepare, run_experiment, run_lockstep_units,
+    unit_done, units,
 )
 
 SCHEMES = ("tcp", "tls", "ws", "wss")
@@ -102,16 +106,21 @@ def _run_units(
         with _client(workers, address, processes) as client:
             from distributed import as_completed
 
+            # a classical algorithm's trials step together in as many groups as there are
+            # workers (runner.lockstep_groups); every other unit is a task of its own
+            parts = workers if address is None else max(1, sum(client.nthreads().values()))
             futures = {
-                client.submit(run_unit, config, unit, out, remember=address is None and not processes,  # threads merge
-                              key=f"qbo-unit-{unit.key}-{_token(out)}", pure=False): unit
-                for unit in todo
+                client.submit(run_lockstep_units, config, group, out,
+                              remember=address is None and not processes,  # threads merge
+                              key=f"qbo-units-{group[0].key}-{len(group)}-{_token(out)}", pure=False): group
+                for group in lockstep_groups(config, todo, parts)
             }
             for future in as_completed(futures):
                 future.result()  # a unit's error (one-line ValueError) surfaces here
-                done += 1
-                if on_unit:
-                    on_unit(futures[future].key, done, len(everything))
+                for unit in futures[future]:
+                    done += 1
+                    if on_unit:
+                        on_unit(unit.key, done, len(everything))
     return merge(config, out, painter)
 
 

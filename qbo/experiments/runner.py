@@ -230,18 +230,18 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
 
 def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str | Path,
                        on_progress: ProgressCallback | None = None,
-                       on_done: Callable[[Unit], None] | None = None) -> None:
+                       on_done: Callable[[Unit], None] | None = None, *, remember: bool = True) -> None:
     """``run_unit`` for each unit of ``group`` (one classical algorithm, several trials), with
     the units that can be stepped together (``GPUCBLockstep``: gp-ucb with a fixed length scale
     on a static problem, at the same point of their journals) run in lockstep, the others one
     by one: the same journals, bit for bit, in a fraction of the time.  ``on_done`` hears of
-    each unit once it is finished."""
+    each unit once it is finished; ``remember`` as for ``run_unit``."""
     out = Path(out_dir)
     lives: list[_Live] = []
     run_done = finished(out) is not None
     try:
         for unit in group:
-            live = None if run_done else _open_unit(config, unit, out)
+            live = None if run_done else _open_unit(config, unit, out, remember)
             if live is None:
                 if on_done:
                     on_done(unit)
@@ -349,20 +349,25 @@ def _lockstep_batches(lives: list[_Live]) -> list[list[_Live]]:
     return list(groups.values()) + alone
 
 
-def lockstep_groups(config: ExperimentConfig) -> list[list[Unit]]:
-    """The run's units as ``run_experiment`` runs them: each classical algorithm's units of a
-    static problem in groups for ``run_lockstep_units`` (as many trials as LOCKSTEP_BYTES of
-    stacked posteriors allow), every other unit alone, in ``units`` order otherwise."""
-    everything = units(config)
-    if is_drifting(config.problem):
-        return [[unit] for unit in everything]
-    size = max(1, LOCKSTEP_BYTES // GPUCBLockstep.nbytes(problem_for_trial(config, 0).arms.shape[0]))
+def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, parts: int = 1) -> list[list[Unit]]:
+    """The units of ``todo`` (default: all, in ``units`` order) as they run: each classical
+    algorithm's units of a static problem in groups for ``run_lockstep_units`` (at most as
+    many trials as LOCKSTEP_BYTES of stacked posteriors allow, and spread over at least
+    ``parts`` groups where there are enough, for as many workers), every other unit alone."""
+    todo = units(config) if todo is None else todo
+    if is_drifting(config.problem) or not todo:
+        return [[unit] for unit in todo]
+    cap = max(1, LOCKSTEP_BYTES // GPUCBLockstep.nbytes(problem_for_trial(config, 0).arms.shape[0]))
+    count: dict[str, int] = {}
+    for unit in todo:
+        count[unit.algorithm] = count.get(unit.algorithm, 0) + 1
     groups: list[list[Unit]] = []
     open_groups: dict[str, list[Unit]] = {}
-    for unit in everything:
+    for unit in todo:
         if is_quantum(unit.algorithm):
             groups.append([unit])
             continue
+        size = min(cap, -(-count[unit.algorithm] // max(1, parts)))
         group = open_groups.get(unit.algorithm)
         if group is None or len(group) >= size:
             group = open_groups[unit.algorithm] = []
