@@ -50,6 +50,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -248,8 +249,7 @@ def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str
             else:
                 lives.append(live)
     except BaseException:
-        for live in lives:
-            live.journal.close()
+        _run_live(lives, config, out, None, run=False)  # closes what was opened
         raise
     _run_live(lives, config, out, on_progress)
     for live in lives:
@@ -300,34 +300,39 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
     return _Live(unit, journal, problem, policy, clock, at, executor)
 
 
-def _run_live(lives: list[_Live], config: ExperimentConfig, out: Path, on_progress: ProgressCallback | None) -> None:
-    """Run opened units to their ends and finish their journals; every journal is closed
-    (written up to its last checkpoint) even on an error."""
-    settings = _settings(config, out)
-    try:
-        try:
-            for batch in _lockstep_batches(lives):
-                if len(batch) > 1 and (policies := GPUCBLockstep.of([live.policy for live in batch])) is not None:
-                    steps = run_lockstep([live.clock for live in batch], policies,
-                                         [live.executor for live in batch], settings, [live.at for live in batch])
-                    for records in steps:
-                        for live, record in zip(batch, records):
-                            _journal(live, record, config, on_progress)
-                else:
-                    for live in batch:
-                        for record in run_stages(live.problem, live.policy, live.executor, settings, live.at,
-                                                 clock=live.clock):
-                            _journal(live, record, config, on_progress)
-        finally:
+def _run_live(lives: list[_Live], config: ExperimentConfig, out: Path, on_progress: ProgressCallback | None,
+              run: bool = True) -> None:
+    """Run opened units to their ends and finish their journals (``run=False``: only close
+    them); every executor and journal is closed (a journal written up to its last checkpoint)
+    even on an error."""
+    with ExitStack() as journals:
+        for live in lives:
+            journals.callback(live.journal.close)  # writes what a checkpoint covers, even on an error
+        with ExitStack() as executors:
             for live in lives:
                 close = getattr(live.executor, "close", None)  # ends an IBM batch or session
                 if close is not None:
-                    close()
-        for live in lives:
-            live.journal.finish()
-    finally:
-        for live in lives:
-            live.journal.close()  # writes what a checkpoint covers, even on an error
+                    executors.callback(close)
+            if run:
+                _run_batches(lives, config, _settings(config, out), on_progress)
+        if run:
+            for live in lives:
+                live.journal.finish()
+
+
+def _run_batches(lives: list[_Live], config: ExperimentConfig, settings: StageSettings,
+                 on_progress: ProgressCallback | None) -> None:
+    for batch in _lockstep_batches(lives):
+        if len(batch) > 1 and (policies := GPUCBLockstep.of([live.policy for live in batch])) is not None:
+            steps = run_lockstep([live.clock for live in batch], policies,
+                                 [live.executor for live in batch], settings, [live.at for live in batch])
+            for records in steps:
+                for live, record in zip(batch, records):
+                    _journal(live, record, config, on_progress)
+        else:
+            for live in batch:
+                for record in run_stages(live.problem, live.policy, live.executor, settings, live.at, clock=live.clock):
+                    _journal(live, record, config, on_progress)
 
 
 def _journal(live: _Live, record: dict[str, Any], config: ExperimentConfig,
