@@ -192,9 +192,12 @@ class IterativeAmplitudeEstimation:
         return _expected_calls(replace(self, mitigation=None), key, float(epsilon_unit), model)
 
     def _run(
-        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None
+        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None, plan: "_Plan | None" = None
     ) -> tuple[list[Round], "_State"]:
-        plan = _Plan.make(self, eps, probe)
+        """The rounds and final state of one schedule; ``plan`` (``_Plan.make(self, eps, ...)``)
+        may be passed in when several schedules share it (the cost model's amplitudes)."""
+        if plan is None:
+            plan = _Plan.make(self, eps, probe)
         state = _State(self.alpha, self.final_share)
         rounds: list[Round] = []
         done = 0
@@ -365,7 +368,7 @@ class _Plan:
         included, so a theta near a half-period boundary gets more shots, not a repeat)."""
         if self.probe is None:
             return _grow_shots(k, state.theta_low, state.theta_high, state.up, alpha_i,
-                               self.config.confidence, self.config.growth, self.k_bound)
+                               self.config.confidence, self.config.growth, int(self.k_bound))
 
         def grows(n: int) -> bool:
             low, high = state.predict(k, n, alpha_i, self)
@@ -410,9 +413,11 @@ def _finish_shots(
 @lru_cache(maxsize=1 << 16)
 def _grow_shots(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
-    growth: float, k_bound: float,
+    growth: float, k_bound: int,
 ) -> int:
-    """``_least_shots`` of 'the plug-in interval lets K grow by ``growth``' (no mitigation)."""
+    """``_least_shots`` of 'the plug-in interval lets K grow by ``growth``' (no mitigation).
+    ``find_next_k`` reads k_bound only as int(min(pi / width, k_bound)) = min(int(pi / width),
+    int(k_bound)) (both > 0), so int(k_bound) gives the same searches and many eps share them."""
     plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
 
     def grows(n: int) -> bool:
@@ -429,18 +434,27 @@ def _plug_in(
     """n -> (theta interval that round(n p) ones at the midpoint would give (``_State.predict``),
     its amplitude width); remembered per n."""
     p = math.sin((2 * k + 1) * (0.5 * (theta_low + theta_high))) ** 2
-    bounds = METHODS[confidence]
     seen: dict[int, tuple[float, float, float]] = {}
 
     def plug_in(n: int) -> tuple[float, float, float]:
         known = seen.get(n)
         if known is None:
-            p_low, p_high = bounds(round(n * p), n, alpha_i)
-            thetas = _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+            thetas = _round_thetas(confidence, k, round(n * p), n, alpha_i, theta_low, theta_high, up)
             known = seen[n] = (*thetas, _amplitude_width(thetas))
         return known
 
     return plug_in
+
+
+@lru_cache(maxsize=1 << 16, typed=True)
+def _round_thetas(
+    confidence: str, k: int, ones: int, shots: int, alpha_i: float, theta_low: float, theta_high: float, up: bool
+) -> tuple[float, float]:
+    """The theta interval after a round of ``ones`` of ``shots`` at power k and level alpha_i
+    (fresh interval, intersected); cached: the cost model's schedules repeat these rounds (the
+    same first rounds at every amplitude, plug-in rounds that real rounds read again)."""
+    p_low, p_high = interval(confidence, ones, shots, alpha_i)
+    return _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
 
 
 def _intersect_thetas(
@@ -467,12 +481,17 @@ def _expected_calls(
 ) -> float:
     """Mean calls over 16 amplitudes of the (mitigated, if ``model``) schedule; cached per
     (configuration without its mitigation, the mitigation's cost key, eps)."""
-    def calls_at(theta: float) -> int:
-        probe = None if model is None else _ExpectedProbe(model, theta)
-        rounds, _ = config._run(eps, _expected_sampler(theta), probe)
-        return sum(r.oracle_calls for r in rounds)
+    def make_calls_at() -> Callable[[float], int]:
+        plan = _Plan.make(config, eps, model)  # shared by the amplitudes (the probes' plug_in is the model's)
 
-    return _COSTS.mean_calls((config, key, eps), calls_at)
+        def calls_at(theta: float) -> int:
+            probe = None if model is None else _ExpectedProbe(model, theta)
+            rounds, _ = config._run(eps, _expected_sampler(theta), probe, plan)
+            return sum(r.oracle_calls for r in rounds)
+
+        return calls_at
+
+    return _COSTS.mean_calls((config, key, eps), make_calls_at)
 
 
 def _expected_sampler(theta: float) -> Sampler:
@@ -575,8 +594,7 @@ class _State:
         )
 
     def _intersect(self, k: int, ones: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
-        p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
-        return self._intersect_p(k, p_low, p_high)
+        return _round_thetas(plan.config.confidence, k, ones, shots, alpha_i, self.theta_low, self.theta_high, self.up)
 
     def _intersect_p(self, k: int, p_low: float, p_high: float) -> tuple[float, float]:
         return _intersect_thetas(k, p_low, p_high, self.theta_low, self.theta_high, self.up)
@@ -588,11 +606,17 @@ def find_next_k(
     """Largest K = 4k'+2 <= min(pi / width, k_bound), K >= min_ratio (4k+2) (K > 4k+2 if
     min_ratio <= 1), keeping K [theta_low, theta_high] inside one half period (Grinko et
     al., Algorithm 2). Returns (k, up) unchanged if there is none."""
-    current = 4 * k + 2
     width = theta_high - theta_low
     if width <= 0:
         return k, up
-    big_k = int(min(math.pi / width, k_bound))
+    return _next_k(k, theta_low, theta_high, up, min_ratio, int(min(math.pi / width, k_bound)))
+
+
+@lru_cache(maxsize=1 << 16, typed=True)
+def _next_k(k: int, theta_low: float, theta_high: float, up: bool, min_ratio: float, big_k: int) -> tuple[int, bool]:
+    """``find_next_k`` from its first candidate ``big_k`` (k_bound enters only through it, so
+    the schedules of many eps share these searches; cached)."""
+    current = 4 * k + 2
     big_k -= (big_k - 2) % 4
     floor = min_ratio * current if min_ratio > 1 else current + 1
     while big_k >= floor:
