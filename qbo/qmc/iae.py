@@ -85,7 +85,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from collections.abc import Hashable
 from typing import Any, Literal
@@ -254,6 +254,7 @@ class _Plan:
     fixed_shots: int
     probe: Any = None
     k_top: int | None = None  # k_max when it binds (4 k_max + 2 < pi / (2 eps)), else None
+    first: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)  # ``spend``
 
     @classmethod
     def make(cls, cfg: IterativeAmplitudeEstimation, eps: float, probe: Any = None) -> "_Plan":
@@ -288,7 +289,24 @@ class _Plan:
     # --- alpha spending ('spend'): sized shots, fresh intervals ---------------------------
     def spend(self, state: "_State", k: int) -> tuple[int, float] | None:
         """(shots, alpha_i) of the next round at power k, from the past rounds only; None if
-        no useful round with alpha_i > 0 can run here (the loop then stops, module docstring)."""
+        no useful round with alpha_i > 0 can run here (the loop then stops, module docstring).
+        Before any round has run, the decision and the budgets it leaves are remembered per
+        plan, keyed on everything they read: the cost model's amplitudes all start there."""
+        if state.last_k >= 0:
+            return self._spend(state, k)
+        before = (k, state.theta_low, state.theta_high, state.up, state.last_shots, state.last_final,
+                  state.mid_left, state.final_left)
+        known = self.first.get(before)
+        if known is None:
+            decision = self._spend(state, k)
+            self.first[before] = (decision, state.mid_left, state.final_left, state.last_final)
+            return decision
+        decision, state.mid_left, state.final_left, state.last_final = known
+        if decision is not None:
+            state.alphas.append(decision[1])
+        return decision
+
+    def _spend(self, state: "_State", k: int) -> tuple[int, float] | None:
         if self._at_cap(state, k):
             return self._spend_at_cap(state, k)
         alpha_mid = state.mid_left / self._rounds_left(state, k)
@@ -446,7 +464,7 @@ def _plug_in(
     return plug_in
 
 
-@lru_cache(maxsize=1 << 16, typed=True)
+@lru_cache(maxsize=1 << 15, typed=True)
 def _round_thetas(
     confidence: str, k: int, ones: int, shots: int, alpha_i: float, theta_low: float, theta_high: float, up: bool
 ) -> tuple[float, float]:
@@ -606,17 +624,11 @@ def find_next_k(
     """Largest K = 4k'+2 <= min(pi / width, k_bound), K >= min_ratio (4k+2) (K > 4k+2 if
     min_ratio <= 1), keeping K [theta_low, theta_high] inside one half period (Grinko et
     al., Algorithm 2). Returns (k, up) unchanged if there is none."""
+    current = 4 * k + 2
     width = theta_high - theta_low
     if width <= 0:
         return k, up
-    return _next_k(k, theta_low, theta_high, up, min_ratio, int(min(math.pi / width, k_bound)))
-
-
-@lru_cache(maxsize=1 << 16, typed=True)
-def _next_k(k: int, theta_low: float, theta_high: float, up: bool, min_ratio: float, big_k: int) -> tuple[int, bool]:
-    """``find_next_k`` from its first candidate ``big_k`` (k_bound enters only through it, so
-    the schedules of many eps share these searches; cached)."""
-    current = 4 * k + 2
+    big_k = int(min(math.pi / width, k_bound))
     big_k -= (big_k - 2) % 4
     floor = min_ratio * current if min_ratio > 1 else current + 1
     while big_k >= floor:
