@@ -72,12 +72,14 @@ intervals at their per-check levels instead of pooling counts (mitigated values 
 different rounds are not binomial counts). With ``mitigation=None`` nothing changes.
 
 Cost model (``expected_calls``): the schedule run on 16 amplitudes (j + 1/2) / 16 with every
-round reading its expected counts, deterministic and cached per (configuration, eps). With
-a mitigation it runs the *mitigated* schedule: the same plug-in intervals (``plug_in``,
-e.g. the wider Hoeffding ZNE interval) and the same per-scale shot split
-(``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round. It cannot know the
-executor or the oracle: the mitigation supplies its own device-free cost model and cache key
-(``ProbabilityEstimator.cost_model``).
+round reading its expected counts, deterministic and cached per (configuration, eps). The
+amplitudes share one plan (and with it the first round, the same for all); the pure pieces
+of a round (plug-in intervals, shot searches, round intervals) are cached across eps, with
+the values an uncached replay gives. With a mitigation it runs the *mitigated* schedule:
+the same plug-in intervals (``plug_in``, e.g. the wider Hoeffding ZNE interval) and the same
+per-scale shot split (``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round.
+It cannot know the executor or the oracle: the mitigation supplies its own device-free cost
+model and cache key (``ProbabilityEstimator.cost_model``).
 """
 
 from __future__ import annotations
@@ -254,7 +256,7 @@ class _Plan:
     fixed_shots: int
     probe: Any = None
     k_top: int | None = None  # k_max when it binds (4 k_max + 2 < pi / (2 eps)), else None
-    first: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)  # ``spend``
+    first: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)  # first rounds (``spend``)
 
     @classmethod
     def make(cls, cfg: IterativeAmplitudeEstimation, eps: float, probe: Any = None) -> "_Plan":
@@ -415,7 +417,11 @@ def _least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
 # One level down, the plug-in interval at n shots depends on the state (k, theta interval,
 # half period, alpha_i, method) and n only, not on eps: the states of a run's schedules recur
 # across stages and amplitudes (a default run has a few hundred distinct states), so each
-# state's intervals are kept per n (``_plug_in``) and most searches read them.
+# state's intervals are kept per n (``_plug_in``) and most searches read them. The grow search
+# reads eps only through int(k_bound) (``_grow_shots``), so nearby eps share it too; the theta
+# interval of a round (``_round_thetas``: its Clopper-Pearson quantiles and their arcsines) is
+# cached for plug-in and real rounds alike (the cost model of a default run, 521 eps x 16
+# amplitudes, computed 24,123 intervals before and 14,714 with it).
 
 
 @lru_cache(maxsize=1 << 16)
