@@ -163,7 +163,7 @@ def test_expected_calls_cache_key_includes_the_mitigation():
 def _cold_expected_calls(estimator: IAE, eps: float) -> float:
     """The cost model as it was first written: every cache emptied, one plan per amplitude."""
     iae._COSTS._values.clear()
-    for cached in (iae._plug_in, iae._grow_shots, iae._finish_shots, iae._round_thetas):
+    for cached in (iae._plug_in, iae._grow_shots, iae._finish_shots, iae._run_round_thetas):
         cached.cache_clear()
     config = replace(estimator, mitigation=None)
     model = None if estimator.mitigation is None else estimator.mitigation.cost_model()[1]
