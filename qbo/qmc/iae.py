@@ -296,7 +296,7 @@ class _Plan:
         plan, keyed on everything they read: the cost model's amplitudes all start there."""
         if state.last_k >= 0:
             return self._spend(state, k)
-        before = (k, state.theta_low, state.theta_high, state.up, state.last_shots, state.last_final,
+        before = (k, state.theta_low, state.theta_high, state.up, state.last_k, state.last_shots, state.last_final,
                   state.mid_left, state.final_left)
         known = self.first.get(before)
         if known is None:
