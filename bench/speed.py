@@ -19,6 +19,10 @@ Sections (``--sections``, all by default):
   the unit generator's state after it.  With ``--reference TREE`` (another checkout, e.g. the
   main branch) each of ``--repeats`` rounds runs the loop in a child process on TREE and then
   on this tree, so that both see the same load; the hashes say whether results are identical.
+* ``cost``: IAE's cost model alone: ``expected_calls`` of every distinct (configuration, eps)
+  that the stage loop above asks for (collected once on this tree), all computed from empty
+  caches, ``--cost-passes`` times per child process, with ``--reference`` and ``--repeats``
+  as for ``loop``; a hash of the values says whether they are identical.
 
 The machine's cores and load average are printed first: on a shared machine every time
 here is an upper bound of what the same code takes alone.  ``--blas-threads N`` pins
@@ -28,6 +32,7 @@ the large GP cells several times slower in wall time (docs/models.md).
 
     python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop]
     python bench/speed.py --sections loop --reference ../main --repeats 3
+    python bench/speed.py --sections cost --reference ../main --repeats 4
 """
 
 from __future__ import annotations
@@ -207,6 +212,78 @@ def stage_loop(trials: int, reference: str | None, repeats: int) -> None:
         print(f"records and generator states: {'identical' if same else 'DIFFERENT'}")
 
 
+def cost_collect(trials: int, path: str) -> None:
+    """Write the distinct (configuration fields, eps) keys of IAE's cost model that the stage
+    loop of ``trials`` trials asks for (JSON), recording them as it runs."""
+    import contextlib
+    import dataclasses
+    import io
+
+    from qbo.qmc import iae
+
+    keys: dict[str, None] = {}
+    compute = iae._expected_calls
+
+    def record(config, key, eps, model=None):  # type: ignore[no-untyped-def]
+        if key is None:
+            keys.setdefault(json.dumps([dataclasses.asdict(config), eps]))
+        return compute(config, key, eps, model)
+
+    iae._expected_calls = record
+    with contextlib.redirect_stdout(io.StringIO()):
+        loop_child(trials)
+    Path(path).write_text("[" + ",".join(keys) + "]")
+
+
+def cost_child(path: str, passes: int) -> None:
+    """Print one JSON line: [wall s, cpu s] of each pass over the keys at ``path`` from empty
+    caches, and a hash of the values."""
+    from qbo.qmc import iae
+
+    configs = [(iae.IterativeAmplitudeEstimation(**fields), eps) for fields, eps in json.loads(Path(path).read_text())]
+    times, values = [], []
+    for _ in range(passes):
+        iae._COSTS._values.clear()
+        for cached in vars(iae).values():
+            if hasattr(cached, "cache_clear"):
+                cached.cache_clear()
+        wall, cpu = time.perf_counter(), time.process_time()
+        values = [config.expected_calls(eps) for config, eps in configs]
+        times.append([time.perf_counter() - wall, time.process_time() - cpu])
+    print(json.dumps({"times": times, "keys": len(configs), "hash": hashlib.sha256(repr(values).encode()).hexdigest()[:16]}))
+
+
+def cost_model(trials: int, reference: str | None, repeats: int, passes: int) -> None:
+    trees = ([("reference", Path(reference).resolve())] if reference else []) + [("this tree", ROOT)]
+    script = str(Path(__file__).resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        keys = str(Path(tmp) / "keys.json")
+        subprocess.run([sys.executable, script, "--cost-collect", keys, "--trials", str(trials)], check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        print(f"\n== IAE cost model alone: the distinct (configuration, eps) of a default run's stage loop, "
+              f"{trials} trials, from empty caches ({passes} passes a child; trees alternate) ==")
+        print(f"{'round':>5} {'tree':<10} {'keys':>5}  wall s per pass{'':<13} cpu s per pass{'':<14} hash")
+        cpus: dict[str, list[float]] = {}
+        hashes: dict[str, set[str]] = {}
+        for round_ in range(1, repeats + 1):
+            for label, tree in trees:
+                out = subprocess.run([sys.executable, script, "--cost-child", keys, "--cost-passes", str(passes)],
+                                     check=True, env=dict(os.environ, PYTHONPATH=str(tree)), capture_output=True,
+                                     text=True).stdout
+                result = json.loads(out.strip().splitlines()[-1])
+                hashes.setdefault(label, set()).add(result["hash"])
+                cpus.setdefault(label, []).extend(cpu for _, cpu in result["times"])
+                walls = " ".join(f"{wall:.3f}" for wall, _ in result["times"])
+                cpu_s = " ".join(f"{cpu:.3f}" for _, cpu in result["times"])
+                print(f"{round_:>5} {label:<10} {result['keys']:>5}  {walls:<28} {cpu_s:<28} {result['hash']}")
+    for label, _ in trees:
+        values = sorted(cpus[label])
+        print(f"{label}: cpu s min {values[0]:.3f}, median {values[len(values) // 2]:.3f} over {len(values)} passes")
+    if reference:
+        same = hashes["reference"] == hashes["this tree"] and len(hashes["this tree"]) == 1
+        print(f"values: {'identical' if same else 'DIFFERENT'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="default,arms,fanout,size")
@@ -218,9 +295,12 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--fanout-trials", type=int, default=4)
     parser.add_argument("--fanout-budget", type=int, default=10_000)
-    parser.add_argument("--reference", default=None, help="another checkout for the loop section")
-    parser.add_argument("--repeats", type=int, default=3, help="rounds of the loop section")
+    parser.add_argument("--reference", default=None, help="another checkout for the loop and cost sections")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the loop and cost sections")
     parser.add_argument("--loop-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cost-passes", type=int, default=3, help="passes of a cost child")
+    parser.add_argument("--cost-collect", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cost-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--blas-threads", type=int, default=None, help="pin BLAS threads (default: the library's)")
     args = parser.parse_args()
     if args.blas_threads is not None:  # before numpy is imported (this script imports it lazily)
@@ -228,6 +308,12 @@ def main() -> None:
             os.environ[name] = str(args.blas_threads)
     if args.loop_child:
         loop_child(args.trials)
+        return
+    if args.cost_collect:
+        cost_collect(args.trials, args.cost_collect)
+        return
+    if args.cost_child:
+        cost_child(args.cost_child, args.cost_passes)
         return
     sections = args.sections.split(",")
     # an installed package has its bytecode; with PYTHONDONTWRITEBYTECODE set (this sandbox) every
@@ -246,6 +332,8 @@ def main() -> None:
         sizes(args.trials)
     if "loop" in sections:
         stage_loop(args.trials, args.reference, args.repeats)
+    if "cost" in sections:
+        cost_model(args.trials, args.reference, args.repeats, args.cost_passes)
     print(f"\nmachine at the end: {_machine()}; bench took {time.perf_counter() - started:.0f} s")
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binom
 
 from qbo.noise import load_snapshot
@@ -14,7 +17,8 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
 from qbo.mitigation import Mitigation, make_mitigation
 from qbo.oracles import bernoulli
-from qbo.qmc.base import run_round
+from qbo.qmc import iae
+from qbo.qmc.base import CostCache, run_round
 from qbo.qmc.iae import MAX_SHOTS, SHOT_CAP
 from qbo.qmc.iae import IterativeAmplitudeEstimation as IAE
 
@@ -154,6 +158,63 @@ def test_expected_calls_cache_key_includes_the_mitigation():
     zne5 = IAE(0.05, ALPHA, mitigation=Mitigation(scales=(1, 3, 5))).expected_calls(0.05)
     assert plain < zne < zne5
     assert IAE(0.05, ALPHA).expected_calls(0.05) == plain
+
+
+def _cold_expected_calls(estimator: IAE, eps: float) -> float:
+    """The cost model as it was first written: every cache emptied, one plan per amplitude."""
+    iae._COSTS._values.clear()
+    for cached in (iae._plug_in, iae._grow_shots, iae._finish_shots, iae._run_round_thetas):
+        cached.cache_clear()
+    config = replace(estimator, mitigation=None)
+    model = None if estimator.mitigation is None else estimator.mitigation.cost_model()[1]
+    calls = []
+    for theta in CostCache.THETAS:
+        probe = None if model is None else iae._ExpectedProbe(model, theta)
+        rounds, _ = config._run(eps, iae._expected_sampler(theta), probe)
+        calls.append(sum(r.oracle_calls for r in rounds))
+    return float(np.mean(calls))
+
+
+@settings(max_examples=8, deadline=None)
+@given(eps=st.floats(0.01, 0.5), warm=st.lists(st.floats(0.01, 0.5), max_size=3),
+       k_max=st.sampled_from([None, 0, 2]), zne=st.booleans())
+def test_cost_model_caches_change_no_value(eps, warm, k_max, zne):
+    """The caches (plug-in intervals and shot searches shared across eps, the first round
+    shared by the amplitudes of one plan, the grow search keyed on int(k_bound)) give the
+    value a cold, unshared replay gives, bit for bit."""
+    estimator = IAE(eps, 0.01, k_max=k_max, mitigation=Mitigation(scales=(1, 3)) if zne else None)
+    for other in warm:  # fill the caches from schedules at other eps first
+        replace(estimator, epsilon=other).expected_calls(other)
+    assert estimator.expected_calls(eps) == _cold_expected_calls(estimator, eps)
+
+
+@settings(max_examples=25, deadline=None)
+@given(eps=st.floats(0.005, 0.9), alpha=st.floats(1e-4, 0.2), final_share=st.floats(0.1, 0.9),
+       k_max=st.sampled_from([None, 0, 2]))
+def test_amplitudes_sharing_a_plan_run_the_schedules_of_fresh_plans(eps, alpha, final_share, k_max):
+    """The cost model runs its 16 amplitudes on one plan, which remembers the first round's
+    decision and budgets: every schedule, level and final state is the one a fresh plan gives."""
+    estimator = IAE(eps, alpha, k_max=k_max, final_share=final_share)
+    plan = iae._Plan.make(estimator, eps)
+    for theta in CostCache.THETAS:
+        sample = iae._expected_sampler(theta)
+        (shared, a), (fresh, b) = estimator._run(eps, sample, None, plan), estimator._run(eps, sample)
+        assert shared == fresh and a.alphas == b.alphas
+        assert vars(a) == vars(b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(0, 6), low=st.floats(0.0, 1.5), width=st.floats(1e-4, 0.3), up=st.booleans(),
+       alpha=st.floats(1e-5, 0.1), growth=st.sampled_from([1.0, 1.5, 2.0, 3.0]), k_bound=st.floats(1.0, 300.0))
+def test_grow_search_reads_k_bound_only_as_its_integer_part(k, low, width, up, alpha, growth, k_bound):
+    """int(min(pi / w, b)) = min(int(pi / w), int(b)) for w, b > 0: find_next_k and so the cached
+    grow search (keyed on int(k_bound)) answer as with the float bound."""
+    high = min(low + width, math.pi / 2)
+    assert iae.find_next_k(k, low, high, up, growth, k_bound) == iae.find_next_k(k, low, high, up, growth, int(k_bound))
+    plug_in = iae._plug_in(k, low, high, up, alpha, "beta")
+    grows = lambda n: iae.find_next_k(k, *plug_in(n)[:2], up, growth, k_bound)[0] != k
+    expected = iae._least_shots(grows, SHOT_CAP) or SHOT_CAP
+    assert iae._grow_shots(k, low, high, up, alpha, "beta", growth, int(k_bound)) == expected
 
 
 def _capped_runs(eps: float, k_max: int, n: int = 20, seed: int = 8):

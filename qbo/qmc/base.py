@@ -77,24 +77,29 @@ def to_estimate(
     )
 
 
+_AMPLITUDES = 16
+
+
 class CostCache:
     """Cost models of the estimators (Dai et al. 2023, Alg. 1 line 5 plans a stage with one):
     the mean over the amplitudes (j + 1/2) / 16 of the calls a schedule spends when every round
     reads its expected counts, computed once per key (configuration, mitigation, eps) and kept
     for the next ``size`` keys."""
 
-    AMPLITUDES = 16
+    AMPLITUDES = _AMPLITUDES
+    THETAS = tuple(math.asin(math.sqrt((j + 0.5) / _AMPLITUDES)) for j in range(_AMPLITUDES))
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._values: dict[Hashable, float] = {}
 
-    def mean_calls(self, key: Hashable, calls_at: Callable[[float], float]) -> float:
-        """The mean of ``calls_at(theta)`` over theta = arcsin sqrt((j + 1/2) / 16), cached by ``key``."""
+    def mean_calls(self, key: Hashable, make_calls_at: Callable[[], Callable[[float], float]]) -> float:
+        """The mean of ``calls_at(theta)`` over theta = arcsin sqrt((j + 1/2) / 16), cached by
+        ``key``; ``make_calls_at()`` builds ``calls_at`` (and what its amplitudes share) on a miss."""
         value = self._values.get(key)
         if value is None:
             if len(self._values) >= self._size:
                 self._values.clear()
-            thetas = (math.asin(math.sqrt((j + 0.5) / self.AMPLITUDES)) for j in range(self.AMPLITUDES))
-            value = self._values[key] = float(np.mean([calls_at(theta) for theta in thetas]))
+            calls_at = make_calls_at()
+            value = self._values[key] = float(np.mean([calls_at(theta) for theta in self.THETAS]))
         return value

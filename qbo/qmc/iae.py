@@ -72,12 +72,14 @@ intervals at their per-check levels instead of pooling counts (mitigated values 
 different rounds are not binomial counts). With ``mitigation=None`` nothing changes.
 
 Cost model (``expected_calls``): the schedule run on 16 amplitudes (j + 1/2) / 16 with every
-round reading its expected counts, deterministic and cached per (configuration, eps). With
-a mitigation it runs the *mitigated* schedule: the same plug-in intervals (``plug_in``,
-e.g. the wider Hoeffding ZNE interval) and the same per-scale shot split
-(``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round. It cannot know the
-executor or the oracle: the mitigation supplies its own device-free cost model and cache key
-(``ProbabilityEstimator.cost_model``).
+round reading its expected counts, deterministic and cached per (configuration, eps). The
+amplitudes share one plan (and with it the first round, the same for all); the pure pieces
+of a round (plug-in intervals, shot searches, round intervals) are cached across eps, with
+the values an uncached replay gives. With a mitigation it runs the *mitigated* schedule:
+the same plug-in intervals (``plug_in``, e.g. the wider Hoeffding ZNE interval) and the same
+per-scale shot split (``shots_per_scale``), counting sum_j n_j s_j (2k + 1) calls per round.
+It cannot know the executor or the oracle: the mitigation supplies its own device-free cost
+model and cache key (``ProbabilityEstimator.cost_model``).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from collections.abc import Hashable
 from typing import Any, Literal
@@ -192,9 +194,12 @@ class IterativeAmplitudeEstimation:
         return _expected_calls(replace(self, mitigation=None), key, float(epsilon_unit), model)
 
     def _run(
-        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None
+        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None, plan: "_Plan | None" = None
     ) -> tuple[list[Round], "_State"]:
-        plan = _Plan.make(self, eps, probe)
+        """The rounds and final state of one schedule; ``plan`` (``_Plan.make(self, eps, ...)``)
+        may be passed in when several schedules share it (the cost model's amplitudes)."""
+        if plan is None:
+            plan = _Plan.make(self, eps, probe)
         state = _State(self.alpha, self.final_share)
         rounds: list[Round] = []
         done = 0
@@ -251,6 +256,7 @@ class _Plan:
     fixed_shots: int
     probe: Any = None
     k_top: int | None = None  # k_max when it binds (4 k_max + 2 < pi / (2 eps)), else None
+    first: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)  # first rounds (``spend``)
 
     @classmethod
     def make(cls, cfg: IterativeAmplitudeEstimation, eps: float, probe: Any = None) -> "_Plan":
@@ -285,7 +291,24 @@ class _Plan:
     # --- alpha spending ('spend'): sized shots, fresh intervals ---------------------------
     def spend(self, state: "_State", k: int) -> tuple[int, float] | None:
         """(shots, alpha_i) of the next round at power k, from the past rounds only; None if
-        no useful round with alpha_i > 0 can run here (the loop then stops, module docstring)."""
+        no useful round with alpha_i > 0 can run here (the loop then stops, module docstring).
+        Before any round has run, the decision and the budgets it leaves are remembered per
+        plan, keyed on everything they read: the cost model's amplitudes all start there."""
+        if state.last_k >= 0:
+            return self._spend(state, k)
+        before = (k, state.theta_low, state.theta_high, state.up, state.last_k, state.last_shots, state.last_final,
+                  state.mid_left, state.final_left)
+        known = self.first.get(before)
+        if known is None:
+            decision = self._spend(state, k)
+            self.first[before] = (decision, state.mid_left, state.final_left, state.last_final)
+            return decision
+        decision, state.mid_left, state.final_left, state.last_final = known
+        if decision is not None:
+            state.alphas.append(decision[1])
+        return decision
+
+    def _spend(self, state: "_State", k: int) -> tuple[int, float] | None:
         if self._at_cap(state, k):
             return self._spend_at_cap(state, k)
         alpha_mid = state.mid_left / self._rounds_left(state, k)
@@ -365,7 +388,7 @@ class _Plan:
         included, so a theta near a half-period boundary gets more shots, not a repeat)."""
         if self.probe is None:
             return _grow_shots(k, state.theta_low, state.theta_high, state.up, alpha_i,
-                               self.config.confidence, self.config.growth, self.k_bound)
+                               self.config.confidence, self.config.growth, int(self.k_bound))
 
         def grows(n: int) -> bool:
             low, high = state.predict(k, n, alpha_i, self)
@@ -394,7 +417,8 @@ def _least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
 # One level down, the plug-in interval at n shots depends on the state (k, theta interval,
 # half period, alpha_i, method) and n only, not on eps: the states of a run's schedules recur
 # across stages and amplitudes (a default run has a few hundred distinct states), so each
-# state's intervals are kept per n (``_plug_in``) and most searches read them.
+# state's intervals are kept per n (``_plug_in``) and most searches read them. The grow search
+# reads eps only through int(k_bound) (``_grow_shots``), so nearby eps share it too.
 
 
 @lru_cache(maxsize=1 << 16)
@@ -410,9 +434,11 @@ def _finish_shots(
 @lru_cache(maxsize=1 << 16)
 def _grow_shots(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
-    growth: float, k_bound: float,
+    growth: float, k_bound: int,
 ) -> int:
-    """``_least_shots`` of 'the plug-in interval lets K grow by ``growth``' (no mitigation)."""
+    """``_least_shots`` of 'the plug-in interval lets K grow by ``growth``' (no mitigation).
+    ``find_next_k`` reads k_bound only as int(min(pi / width, k_bound)) = min(int(pi / width),
+    int(k_bound)) (both > 0), so int(k_bound) gives the same searches and many eps share them."""
     plug_in = _plug_in(k, theta_low, theta_high, up, alpha_i, confidence)
 
     def grows(n: int) -> bool:
@@ -429,18 +455,31 @@ def _plug_in(
     """n -> (theta interval that round(n p) ones at the midpoint would give (``_State.predict``),
     its amplitude width); remembered per n."""
     p = math.sin((2 * k + 1) * (0.5 * (theta_low + theta_high))) ** 2
-    bounds = METHODS[confidence]
     seen: dict[int, tuple[float, float, float]] = {}
 
     def plug_in(n: int) -> tuple[float, float, float]:
         known = seen.get(n)
         if known is None:
-            p_low, p_high = bounds(round(n * p), n, alpha_i)
-            thetas = _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+            thetas = _round_thetas(confidence, k, round(n * p), n, alpha_i, theta_low, theta_high, up)
             known = seen[n] = (*thetas, _amplitude_width(thetas))
         return known
 
     return plug_in
+
+
+def _round_thetas(
+    confidence: str, k: int, ones: int, shots: int, alpha_i: float, theta_low: float, theta_high: float, up: bool
+) -> tuple[float, float]:
+    """The theta interval after a round of ``ones`` of ``shots`` at power k and level alpha_i
+    (its fresh interval, intersected with the current one)."""
+    p_low, p_high = interval(confidence, ones, shots, alpha_i)
+    return _intersect_thetas(k, p_low, p_high, theta_low, theta_high, up)
+
+
+# The rounds that schedules run recur: the cost model's amplitudes and nearby eps run the same
+# first rounds (a default run's cost model runs 13,038 rounds, 4,033 distinct). Plug-in
+# intervals are kept per state instead (``_plug_in``).
+_run_round_thetas = lru_cache(maxsize=1 << 13)(_round_thetas)
 
 
 def _intersect_thetas(
@@ -467,12 +506,17 @@ def _expected_calls(
 ) -> float:
     """Mean calls over 16 amplitudes of the (mitigated, if ``model``) schedule; cached per
     (configuration without its mitigation, the mitigation's cost key, eps)."""
-    def calls_at(theta: float) -> int:
-        probe = None if model is None else _ExpectedProbe(model, theta)
-        rounds, _ = config._run(eps, _expected_sampler(theta), probe)
-        return sum(r.oracle_calls for r in rounds)
+    def make_calls_at() -> Callable[[float], int]:
+        plan = _Plan.make(config, eps, model)  # shared by the amplitudes (the probes' plug_in is the model's)
 
-    return _COSTS.mean_calls((config, key, eps), calls_at)
+        def calls_at(theta: float) -> int:
+            probe = None if model is None else _ExpectedProbe(model, theta)
+            rounds, _ = config._run(eps, _expected_sampler(theta), probe, plan)
+            return sum(r.oracle_calls for r in rounds)
+
+        return calls_at
+
+    return _COSTS.mean_calls((config, key, eps), make_calls_at)
 
 
 def _expected_sampler(theta: float) -> Sampler:
@@ -575,8 +619,7 @@ class _State:
         )
 
     def _intersect(self, k: int, ones: int, shots: int, alpha_i: float, plan: _Plan) -> tuple[float, float]:
-        p_low, p_high = interval(plan.config.confidence, ones, shots, alpha_i)
-        return self._intersect_p(k, p_low, p_high)
+        return _run_round_thetas(plan.config.confidence, k, ones, shots, alpha_i, self.theta_low, self.theta_high, self.up)
 
     def _intersect_p(self, k: int, p_low: float, p_high: float) -> tuple[float, float]:
         return _intersect_thetas(k, p_low, p_high, self.theta_low, self.theta_high, self.up)

@@ -1005,7 +1005,7 @@ def _expected_calls(
         run.loop(sample)
         return run.calls
 
-    return _COSTS.mean_calls((config, key, eps), calls_at)
+    return _COSTS.mean_calls((config, key, eps), lambda: calls_at)
 
 
 def _chi2_1_ppf(q: float) -> float:
