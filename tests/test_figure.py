@@ -53,6 +53,20 @@ def test_an_unused_helper_is_stopped():
     assert helper.poll() is not None and painter._helper is None
 
 
+def test_a_submitted_figure_is_drawn_while_the_caller_goes_on_and_a_forgotten_one_is_stopped(monkeypatch):
+    expected = render_png(_curves(), *LABELS)
+    monkeypatch.setattr(figure, "render_png", lambda *a: pytest.fail("the helper did not answer"))
+    painter = Painter().start()
+    png = painter.submit(_curves(), *LABELS)  # returns at once: the helper draws
+    assert painter._helper is None and painter._drawing is not None
+    assert png() == expected and painter._drawing is None
+    forgotten = Painter().start()
+    forgotten.submit(_curves(), *LABELS)
+    drawing = forgotten._drawing
+    forgotten.close()  # never asked for: the helper is stopped and reaped
+    assert drawing.poll() is not None and forgotten._drawing is None
+
+
 def test_the_request_carries_every_float_exactly():
     head_and_body = _request(_curves(), *LABELS)
     n = int.from_bytes(head_and_body[:8], "big")

@@ -453,7 +453,7 @@ def test_a_kill_between_stages_jsonl_and_removing_the_journals_resumes_identical
     from qbo.experiments import folder as folder_module, runner
 
     target, name, partial = {
-        "summary": (runner, "write_summary_csv", None), "plot": (runner, "plot_regret", None),
+        "summary": (runner, "write_summary_csv", None), "plot": (runner, "save_png", None),
         "mark": (runner, "mark_finished", None), "remove-none": (folder_module.shutil, "rmtree", None),
         "remove-some": (folder_module.shutil, "rmtree", _remove_one_journal),
     }[where]

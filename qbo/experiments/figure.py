@@ -4,8 +4,8 @@ imported matplotlib while the run was computing.
 matplotlib's import and first draw (font loading) cost about 0.7 s on the 2-core machine,
 most of a default run's merge (issue 13). ``Painter.start()`` launches
 ``python -m qbo.experiments.figure``, which imports matplotlib and draws a throw-away figure
-on another core, then waits for one request on its stdin. ``Painter.paint`` sends the curves
-(orjson: floats round-trip exactly) and reads the PNG back; the helper runs the same
+on another core, then waits for one request on its stdin. ``Painter.submit`` sends the curves
+(orjson: floats round-trip exactly) and the function it returns reads the PNG back; the helper runs the same
 ``render_png`` as this process does, so the bytes are the same either way. If the helper did
 not start, died or answered badly, the figure is drawn here. The helper exits when its stdin
 closes, so a killed run leaves no process behind; an unused one is killed.
@@ -22,6 +22,7 @@ import select
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,7 @@ class Painter:
 
     def __init__(self) -> None:
         self._helper: subprocess.Popen | None = None
+        self._drawing: subprocess.Popen | None = None  # a helper drawing a submitted figure
 
     def start(self) -> "Painter":
         """Launch the helper (idempotent); a failure to launch only means drawing here."""
@@ -106,28 +108,46 @@ class Painter:
 
     def paint(self, curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
         """The PNG of ``render_png(curves, ...)``, from the helper when it answers."""
-        if self._helper is not None:
-            request = _request(curves, xlabel, ylabel, title)
-            helper, self._helper = self._helper, None  # one request per helper
-            png = b""
-            try:
-                png, _ = helper.communicate(request, timeout=60)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
-                pass
-            finally:
-                if helper.poll() is None:  # it did not answer (or we were interrupted): stop it
-                    helper.kill()
-                    helper.communicate()
-            if helper.returncode == 0 and png.startswith(_PNG_MAGIC):
-                return png
-        return render_png(curves, xlabel, ylabel, title)
+        return self.submit(curves, xlabel, ylabel, title)()
+
+    def submit(self, curves: Curves, xlabel: str, ylabel: str, title: str) -> Callable[[], bytes]:
+        """Start drawing ``render_png(curves, ...)``; the returned function gives its PNG. The
+        helper draws while this process goes on (a run's merge writes stages.jsonl meanwhile);
+        without one the figure is drawn here, when asked for."""
+        helper, self._helper = self._helper, None  # one request per helper
+        if helper is not None:
+            self._drawing = helper
+            try:  # the helper reads the whole request before it answers: this write cannot deadlock
+                helper.stdin.write(_request(curves, xlabel, ylabel, title))
+                helper.stdin.flush()
+            except (OSError, ValueError):
+                pass  # it died: the answer check below draws here
+
+        def png() -> bytes:
+            if helper is not None:
+                self._drawing = None
+                answer = b""
+                try:
+                    answer, _ = helper.communicate(timeout=60)
+                except (OSError, ValueError, subprocess.TimeoutExpired):
+                    pass
+                finally:
+                    if helper.poll() is None:  # it did not answer (or we were interrupted): stop it
+                        helper.kill()
+                        helper.communicate()
+                if helper.returncode == 0 and answer.startswith(_PNG_MAGIC):
+                    return answer
+            return render_png(curves, xlabel, ylabel, title)
+
+        return png
 
     def close(self) -> None:
-        """Stop an unused helper."""
-        helper, self._helper = self._helper, None
-        if helper is not None:
-            helper.kill()
-            helper.communicate()  # reaps it and closes its pipes
+        """Stop an unused helper, or one whose figure was never asked for."""
+        for helper in (self._helper, self._drawing):
+            if helper is not None:
+                helper.kill()
+                helper.communicate()  # reaps it and closes its pipes
+        self._helper = self._drawing = None
 
     def __enter__(self) -> "Painter":
         return self

@@ -3,6 +3,7 @@ classical run on a drifting problem, of R_n / n against rounds (Imamura et al., 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -12,7 +13,7 @@ import numpy as np
 
 from qbo.algorithms import is_quantum
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.figure import Curves, Painter, render_png
+from qbo.experiments.figure import Curves, Painter
 from qbo.files import write_bytes_atomic
 from qbo.problems import is_drifting
 
@@ -42,41 +43,40 @@ def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400)
     return curves
 
 
+def regret_png(records: list[dict[str, Any]], config: ExperimentConfig, painter: Painter | None = None) -> Callable[[], bytes]:
+    """regret.png of ``records``, being drawn (by ``painter``'s helper where it has one): the
+    returned function gives its bytes. Cumulative regret against oracle calls, labelled with
+    the accounting used; R_n / n against rounds for a classical run on a drifting problem."""
+    if is_drifting(config.problem):
+        figure = _drifting(records, config, per_round=not any(is_quantum(a) for a in config.algorithms))
+    else:
+        accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
+        figure = (regret_curves(records, config.budget), "oracle calls" + accounting, "cumulative regret",
+                  f"{config.problem}, target {config.target}, {config.trials} trials")
+    return (painter or Painter()).submit(*figure)
+
+
 def plot_regret(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path,
                 painter: Painter | None = None) -> None:
-    """Cumulative regret against oracle calls, labelled with the accounting used; R_n / n
-    against rounds for a classical run on a drifting problem."""
-    if is_drifting(config.problem):
-        return plot_drifting(records, config, path, per_round=not any(is_quantum(a) for a in config.algorithms),
-                             painter=painter)
-    accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
-    save_curves(
-        regret_curves(records, config.budget), path, xlabel="oracle calls" + accounting,
-        ylabel="cumulative regret", title=f"{config.problem}, target {config.target}, {config.trials} trials",
-        painter=painter,
-    )
+    """Draw ``regret_png`` and write it to ``path``."""
+    save_png(path, regret_png(records, config, painter))
 
 
-def save_curves(curves: Curves, path: str | Path, xlabel: str, ylabel: str, title: str,
-                painter: Painter | None = None) -> None:
-    """Draw mean +- stderr bands, one per algorithm (``qbo.experiments.figure.render_png``), and
-    write the PNG atomically; ``painter`` may draw it in its warm helper process."""
-    png = painter.paint(curves, xlabel, ylabel, title) if painter is not None else render_png(curves, xlabel, ylabel, title)
-    write_bytes_atomic(path, png)
+def save_png(path: str | Path, png: Callable[[], bytes]) -> None:
+    """Write the PNG ``png()`` gives (``regret_png``) atomically."""
+    write_bytes_atomic(path, png())
 
 
-def plot_drifting(records: list[dict[str, Any]], config: ExperimentConfig, path: str | Path, per_round: bool,
-                  painter: Painter | None = None) -> None:
+def _drifting(records: list[dict[str, Any]], config: ExperimentConfig, per_round: bool) -> tuple[Curves, str, str, str]:
     """Mean +- stderr of R_n / n against n (seed Fig. 1), or of R_T against oracle calls."""
     points = config.budget + 1 if per_round else 400
     curves = regret_curves(records, config.budget, points)
     if per_round:  # R_n / n, undefined at n = 0
         curves = {a: (x, m / np.where(x > 0, x, np.nan), se / np.where(x > 0, x, np.nan)) for a, (x, m, se) in curves.items()}
     opts = dict(config.problem_options)
-    save_curves(
-        curves, path,
-        xlabel="round n" if per_round else "oracle calls (honest: shots x (2k+1))",
-        ylabel="R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)",
-        title=f"{config.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {config.trials} trials",
-        painter=painter,
+    return (
+        curves,
+        "round n" if per_round else "oracle calls (honest: shots x (2k+1))",
+        "R_n / n (seed Eq. (1))" if per_round else "cumulative regret (per call, drifting)",
+        f"{config.problem} ({opts.get('kernel', 'se')}, {opts.get('times', 'uniform')}), {config.trials} trials",
     )

@@ -71,7 +71,7 @@ from qbo.experiments.folder import (
 )
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
-from qbo.experiments.plot import plot_regret
+from qbo.experiments.plot import regret_png, save_png
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
@@ -394,7 +394,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     if finished(out) is not None:
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
-        _write_results(config, out, records, painter)
+        _write_results(config, out, records, regret_png(records, config, painter))
     else:
         lines: list[bytes] = []
         for unit in units(config):
@@ -402,19 +402,19 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
             if got is None:
                 raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
             lines.extend(got)
+        records = parse_lines(lines)
+        png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)
-        records = parse_lines(lines)
-        _write_results(config, out, records, painter)
+        _write_results(config, out, records, png)
         mark_finished(out, config, data, len(records))  # from here on stages.jsonl holds the records
     remove_units(out)
     return records
 
 
-def _write_results(config: ExperimentConfig, out: Path, records: list[dict[str, Any]],
-                   painter: Painter | None = None) -> None:
+def _write_results(config: ExperimentConfig, out: Path, records: list[dict[str, Any]], png: Callable[[], bytes]) -> None:
     write_summary_csv(out / "summary.csv", summarise(records, config), config)
-    plot_regret(records, config, out / "regret.png", painter)
+    save_png(out / "regret.png", png)
 
 
 def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
