@@ -6,6 +6,7 @@ import csv
 import io
 import math
 from collections import defaultdict
+from operator import itemgetter
 from typing import Any
 
 from qbo.experiments.config import ExperimentConfig
@@ -14,12 +15,12 @@ from qbo.files import write_text_atomic
 COLUMNS = ("algorithm", "trials", "final_regret_mean", "final_regret_stderr", "calls_mean", "stages_mean", "accounting")
 
 
+_UNIT = itemgetter("trial", "algorithm")
+
+
 def final_rows(records: list[dict[str, Any]]) -> dict[tuple[int, str], dict[str, Any]]:
     """The last record of every (trial, algorithm)."""
-    last: dict[tuple[int, str], dict[str, Any]] = {}
-    for r in records:
-        last[(r["trial"], r["algorithm"])] = r
-    return last
+    return dict(zip(map(_UNIT, records), records))  # later records of a unit replace earlier ones
 
 
 def mean_stderr(values: list[float]) -> tuple[float, float]:
