@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from qbo.cli.app import app
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.journal import UnitJournal
 from qbo.experiments.runner import resume_experiment, run_experiment
+from tests.support.crash import crash_at_append
 
 SMALL = ExperimentConfig(budget=1500, trials=2)
 FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
@@ -49,30 +49,9 @@ def test_stage_records_are_consistent(tmp_path):
             assert all(r["method"] == "sample" and r["oracle_calls"] == 1 for r in rows)
 
 
-class Crash(Exception):
-    pass
-
-
-def _crash_at_append(monkeypatch, config, folder, n: int) -> None:
-    """Run ``config`` into ``folder`` and crash it as its n-th journal record is appended."""
-    original = UnitJournal.append
-    appended = {"n": 0}
-
-    def flaky(self, entry):
-        appended["n"] += 1
-        if appended["n"] == n:
-            raise Crash()
-        original(self, entry)
-
-    monkeypatch.setattr(UnitJournal, "append", flaky)
-    with pytest.raises(Crash):
-        run_experiment(config, folder)
-    monkeypatch.setattr(UnitJournal, "append", original)
-
-
 def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
     run_experiment(SMALL, tmp_path / "clean")
-    _crash_at_append(monkeypatch, SMALL, tmp_path / "crashed", 700)
+    crash_at_append(monkeypatch, SMALL, tmp_path / "crashed", 700)
     assert not (tmp_path / "crashed" / "stages.jsonl").exists()  # nothing half-written
     # a torn trailing line, as a kill in mid-write would leave
     journal = sorted((tmp_path / "crashed" / "units").glob("*.jsonl"))[-1]
@@ -203,6 +182,6 @@ def test_a_resumable_policy_resumes_to_identical_files(tmp_path, monkeypatch, al
 
     config = ExperimentConfig(algorithms=(algorithm,), budget=4000, trials=1)
     run_experiment(config, tmp_path / "clean")
-    _crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
+    crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
     resume_experiment(tmp_path / "crashed")
     assert files(tmp_path / "crashed") == files(tmp_path / "clean")

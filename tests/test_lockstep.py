@@ -15,9 +15,9 @@ import qbo.experiments.runner as runner
 from qbo.algorithms import make_policy
 from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.journal import UnitJournal
 from qbo.experiments.runner import lockstep_groups, resume_experiment, run_experiment, units
 from qbo.gp import ArmPosterior, ArmStack, make_kernel
+from tests.support.crash import crash_at_append
 
 FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
 
@@ -138,21 +138,7 @@ def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monke
 def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypatch, crash_at, apart):
     run_experiment(CONFIG, tmp_path / "clean")
     monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)  # a checkpoint after every stage
-    original, appended = UnitJournal.append, {"n": 0}
-
-    class Crash(Exception):
-        pass
-
-    def flaky(self, record):
-        appended["n"] += 1
-        if appended["n"] == crash_at:
-            raise Crash()
-        original(self, record)
-
-    monkeypatch.setattr(UnitJournal, "append", flaky)
-    with pytest.raises(Crash):
-        run_experiment(CONFIG, tmp_path / "crashed")
-    monkeypatch.setattr(UnitJournal, "append", original)
+    crash_at_append(monkeypatch, CONFIG, tmp_path / "crashed", crash_at)
     journals = (tmp_path / "crashed" / "units").glob("trial*.jsonl")
     stages = [p.read_bytes().count(b'"stage":') for p in journals if p.name.endswith("-gp-ucb.jsonl") and "-q-" not in p.name]
     assert len(stages) == 3 and min(stages) > 0 and (len(set(stages)) > 1) == apart
