@@ -70,8 +70,8 @@ def test_sigkill_and_resume_from_the_cli(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "qbo.cli", "run", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while time.time() < deadline:
-        # the first unit's journal: q-gp-ucb of trial 0 is durable, the gp-ucb trials (stepped
-        # together) and trial 1's q-gp-ucb are still to run
+        # the first journal on disk (its first commit, or q-gp-ucb of trial 0 finished): the
+        # gp-ucb trials (stepped together) and trial 1's q-gp-ucb are still to run
         if (out / "units").exists() and any((out / "units").glob("*.jsonl")):
             break
         time.sleep(0.05)

@@ -58,6 +58,9 @@ def test_arm_stack_refuses_bad_input():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="one size"):
         ArmStack([_posterior(rng, 3, 1.0), _posterior(rng, 4, 1.0)])
+    twice = _posterior(rng, 3, 1.0)
+    with pytest.raises(ValueError, match="one model twice"):
+        ArmStack([twice, twice])
     stack = ArmStack([_posterior(rng, 3, 1.0), _posterior(rng, 3, 1.0)])
     with pytest.raises(ValueError, match=r"in \[0, 3\), got \[0, 3\]"):
         stack.add([0, 3], [0.0, 1.0])
@@ -65,6 +68,13 @@ def test_arm_stack_refuses_bad_input():
         stack.add([0, 1], [0.0, float("nan")])
     with pytest.raises(ValueError, match="one entry per model"):
         stack.add([0], [0.0])
+    with pytest.raises(ValueError, match="integer indices"):
+        stack.add([True, 1], [0.0, 1.0])
+    alone = ArmStack([_posterior(np.random.default_rng(5), 3, 1.0)])
+    same = _posterior(np.random.default_rng(5), 3, 1.0)
+    alone.add([np.int64(2)], [0.5])  # numpy integers, as ArmPosterior.add takes them
+    same.add(2, 0.5)
+    _same(alone.models[0], same)
 
 
 @pytest.mark.parametrize("configs", [
@@ -103,6 +113,8 @@ def test_gp_ucb_lockstep_only_takes_policies_it_can_step_exactly():
     asked = make_policy("gp-ucb", arms)
     asked.ask()
     assert GPUCBLockstep.of([asked, make_policy("gp-ucb", arms)]) is None  # an ask pending
+    policy = make_policy("gp-ucb", arms)
+    assert GPUCBLockstep.of([policy, policy]) is None  # one policy twice
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -112,17 +124,24 @@ def _files(folder: Path) -> dict[str, bytes]:
 CONFIG = ExperimentConfig(budget=600, trials=3, algorithms=("q-gp-ucb", "gp-ucb", "linucb"))
 
 
-def test_lockstep_groups_gather_each_classical_algorithm_across_trials(monkeypatch):
+def test_lockstep_groups_gather_the_gp_ucb_trials_and_leave_the_rest_alone(monkeypatch):
     groups = lockstep_groups(CONFIG)
     assert sorted(u.key for g in groups for u in g) == sorted(u.key for u in units(CONFIG))
-    assert [len(g) for g in groups] == [1, 3, 3, 1, 1]  # q0, gp-ucb 0-2, linucb 0-2, q1, q2
-    spread = lockstep_groups(CONFIG, parts=2)  # for two workers: each classical algorithm in two groups
-    assert [[u.key for u in g] for g in spread] == [
-        ["trial000-q-gp-ucb"], ["trial000-gp-ucb", "trial001-gp-ucb"], ["trial000-linucb", "trial001-linucb"],
-        ["trial001-q-gp-ucb"], ["trial002-q-gp-ucb"], ["trial002-gp-ucb"], ["trial002-linucb"]]
+    keys = [[u.key for u in g] for g in groups]
+    assert keys == [["trial000-q-gp-ucb"], ["trial000-gp-ucb", "trial001-gp-ucb", "trial002-gp-ucb"],
+                    ["trial000-linucb"], ["trial001-q-gp-ucb"], ["trial001-linucb"], ["trial002-q-gp-ucb"],
+                    ["trial002-linucb"]]  # linucb has no lockstep: its units run alone
+    spread = lockstep_groups(CONFIG, parts=2)  # for two workers: the gp-ucb trials in two groups
+    assert [len(g) for g in spread if g[0].algorithm == "gp-ucb"] == [2, 1]
     todo = [u for u in units(CONFIG) if u.trial > 0]  # what a resume has left
-    assert [len(g) for g in lockstep_groups(CONFIG, todo)] == [1, 2, 2, 1]
-    monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)  # one trial's posterior is over the cap: none together
+    assert [len(g) for g in lockstep_groups(CONFIG, todo) if g[0].algorithm == "gp-ucb"] == [2]
+    mle = ExperimentConfig(budget=600, trials=3, algorithms=("gp-ucb",), algorithm_options={"gp-ucb": {"lengthscale": "mle"}})
+    assert all(len(g) == 1 for g in lockstep_groups(mle))  # refits: not a fixed posterior
+    one = runner.lockstep_bytes(20, CONFIG.budget)
+    assert one == 2 * 20 * 20 * 8 + CONFIG.budget * runner.STAGE_BYTES
+    monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 2 * one)  # room for two units' posteriors and stages
+    assert [len(g) for g in lockstep_groups(CONFIG) if g[0].algorithm == "gp-ucb"] == [2, 1]
+    monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)  # not even one: every unit alone
     assert all(len(g) == 1 for g in lockstep_groups(CONFIG))
 
 

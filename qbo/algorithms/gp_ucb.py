@@ -229,8 +229,9 @@ class GPUCBLockstep:
     would (bit for bit), so a lockstep of B trials is B runs of Srinivas et al. Alg. 1 at a
     fraction of the numpy overhead of one call per sample.
 
-    Build with ``GPUCBLockstep.of(policies)``: None unless every policy is a ``GPUCB`` with a
-    fixed length scale on the rank-one ``ArmPosterior``, all of one size and at one round.
+    Build with ``GPUCBLockstep.of(policies)``: None unless the policies are distinct ``GPUCB`` s
+    with a fixed length scale on the rank-one ``ArmPosterior``, all of one size, at one round
+    and with no ask pending.
     """
 
     def __init__(self, policies: list[GPUCB]) -> None:
@@ -251,7 +252,7 @@ class GPUCBLockstep:
                                or type(p.surrogate.model) is not ArmPosterior or p._pending is not None
                                for p in policies):
             return None
-        if len({(p.num_arms, p.t) for p in policies}) != 1:
+        if len({(p.num_arms, p.t) for p in policies}) != 1 or len({id(p) for p in policies}) != len(policies):
             return None
         return cls(policies)
 

@@ -18,8 +18,9 @@ Where units run:
   docs/scale-out.md); its workers must import the same qbo and see the run folder at the
   same path (a shared file system).
 
-A task is a unit, or a group of one classical algorithm's trials stepped together
-(``runner.lockstep_groups``, as many groups as workers): the same journals, bit for bit.
+A task is a unit or, on a local cluster, a group of one classical algorithm's trials
+stepped together (``runner.lockstep_groups``, as many groups as workers): the same
+journals, bit for bit.
 
 Hardware targets (``ibm:``, ``fake:``) run in one process: their job journal (jobs.jsonl)
 is shared by all units of a run.
@@ -106,9 +107,10 @@ def _run_units(
         with _client(workers, address, processes) as client:
             from distributed import as_completed
 
-            # a classical algorithm's trials step together in as many groups as there are
-            # workers (runner.lockstep_groups); every other unit is a task of its own
-            parts = workers if address is None else max(1, sum(client.nthreads().values()))
+            # on a local cluster a classical algorithm's trials step together in as many groups
+            # as there are workers (runner.lockstep_groups); on a scheduler, whose workers may
+            # still be joining, and for every other unit, a task is one unit
+            parts = workers if address is None else len(todo)
             futures = {
                 client.submit(run_lockstep_units, config, group, out,
                               remember=address is None and not processes,  # threads merge

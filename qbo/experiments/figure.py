@@ -113,13 +113,18 @@ class Painter:
     def submit(self, curves: Curves, xlabel: str, ylabel: str, title: str) -> Callable[[], bytes]:
         """Start drawing ``render_png(curves, ...)``; the returned function gives its PNG. The
         helper draws while this process goes on (a run's merge writes stages.jsonl meanwhile);
-        without one the figure is drawn here, when asked for."""
+        without one the figure is drawn here, when asked for. Nothing here waits: a request
+        larger than the pipe takes is finished by the returned function, under its timeout."""
         helper, self._helper = self._helper, None  # one request per helper
+        rest = b""
         if helper is not None:
             self._drawing = helper
-            try:  # the helper reads the whole request before it answers: this write cannot deadlock
-                helper.stdin.write(_request(curves, xlabel, ylabel, title))
-                helper.stdin.flush()
+            rest = _request(curves, xlabel, ylabel, title)
+            try:  # what the pipe takes now, without waiting; the rest goes with the answer's timeout
+                os.set_blocking(helper.stdin.fileno(), False)
+                rest = rest[os.write(helper.stdin.fileno(), rest):]
+            except BlockingIOError:
+                pass
             except (OSError, ValueError):
                 pass  # it died: the answer check below draws here
 
@@ -128,7 +133,7 @@ class Painter:
                 self._drawing = None
                 answer = b""
                 try:
-                    answer, _ = helper.communicate(timeout=60)
+                    answer, _ = helper.communicate(rest or None, timeout=60)
                 except (OSError, ValueError, subprocess.TimeoutExpired):
                     pass
                 finally:

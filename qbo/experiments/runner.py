@@ -38,9 +38,10 @@ and handed to the unit's executor when it is built; a drifting world is drawn fr
 trial) alone, shared by all algorithms, and rebuilt on resume by replaying the journal. Units
 are therefore independent of order and of interruptions: a killed and resumed run writes the
 same files as an uninterrupted one, and units may run in any order or in parallel
-(``units``, ``run_unit``, ``merge``). In this process, a classical algorithm's trials step
-together where they can (``lockstep_groups``, ``run_lockstep_units``: one numpy update
-serves all trials' posteriors, bit for bit what each would do alone).
+(``units``, ``run_unit``, ``merge``). The trials of gp-ucb with a fixed length scale on a
+static problem step together, in this process or as one task of a local cluster
+(``lockstep_groups``, ``run_lockstep_units``: one numpy update serves all trials'
+posteriors, bit for bit what each would do alone).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ import hashlib
 import json
 import os
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -88,7 +91,8 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[str, int, int], None]  # (unit key, calls so far, budget)
-LOCKSTEP_BYTES = 64 << 20  # stacked posteriors of classical units run in lockstep (run_lockstep_units)
+LOCKSTEP_BYTES = 256 << 20  # what a lockstep group may hold (lockstep_groups, lockstep_bytes)
+STAGE_BYTES = 1024  # a stage's history entry and journal line, held until a lockstep group ends
 PAINTER_MIN_CALLS = 100_000  # trials x algorithms x budget from which regret.png is drawn by a warm helper
 UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
 
@@ -118,7 +122,9 @@ def units(config: ExperimentConfig) -> list[Unit]:
     return [Unit(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
 
 
-_PROBLEMS: dict[str, Problem | TVProblem] = {}  # the last problem built (units of a trial share it)
+_PROBLEMS: OrderedDict[str, Problem | TVProblem] = OrderedDict()  # the last problems built (units of a trial share one)
+_PROBLEMS_KEPT = 32  # a lockstep group interleaves trials: keep every trial of a default run
+_PROBLEMS_LOCK = threading.Lock()  # Dask threads (processes=False) share the cache
 
 
 def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProblem:
@@ -126,10 +132,17 @@ def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProbl
     drifting problem draws its realisation per unit instead, ``qbo.experiments.clock``)."""
     options = ({"seed": config.seed + trial} if takes_seed(config.problem) else {}) | dict(config.problem_options)
     key = json.dumps([config.problem, options], sort_keys=True, default=str)
-    if key not in _PROBLEMS:
-        _PROBLEMS.clear()
-        _PROBLEMS[key] = make_problem(config.problem, **options)
-    return _PROBLEMS[key]
+    with _PROBLEMS_LOCK:
+        problem = _PROBLEMS.get(key)
+        if problem is not None:
+            _PROBLEMS.move_to_end(key)
+            return problem
+    problem = make_problem(config.problem, **options)
+    with _PROBLEMS_LOCK:
+        _PROBLEMS[key] = problem
+        while len(_PROBLEMS) > _PROBLEMS_KEPT:
+            _PROBLEMS.popitem(last=False)
+    return problem
 
 
 def run_experiment(
@@ -221,40 +234,37 @@ def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
 
     The folder must be claimed (``run_experiment`` does it); units share nothing but the
     folder, so any process may run any unit, in any order."""
-    out = Path(out_dir)
-    if finished(out) is not None:
-        return
-    live = _open_unit(config, unit, out, remember)
-    if live is not None:
-        _run_live([live], config, out, on_progress)
+    run_lockstep_units(config, [unit], out_dir, on_progress, remember=remember)
 
 
 def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str | Path,
                        on_progress: ProgressCallback | None = None,
                        on_done: Callable[[Unit], None] | None = None, *, remember: bool = True) -> None:
-    """``run_unit`` for each unit of ``group`` (one classical algorithm, several trials), with
-    the units that can be stepped together (``GPUCBLockstep``: gp-ucb with a fixed length scale
-    on a static problem, at the same point of their journals) run in lockstep, the others one
-    by one: the same journals, bit for bit, in a fraction of the time.  ``on_done`` hears of
-    each unit once it is finished; ``remember`` as for ``run_unit``."""
+    """``run_unit`` for each unit of ``group`` (``lockstep_groups``: one classical algorithm,
+    several trials), with the units that can be stepped together (``GPUCBLockstep``, at the
+    same point of their journals) run in lockstep, the others one by one: the same journals,
+    bit for bit, in a fraction of the time.  Each unit's journal is finished as soon as its
+    batch ends, and ``on_done`` then hears of it; ``remember`` as for ``run_unit``."""
     out = Path(out_dir)
-    lives: list[_Live] = []
     run_done = finished(out) is not None
-    try:
+    with ExitStack() as opened:  # every opened unit is closed, also when opening a later one fails
+        lives: list[_Live] = []
         for unit in group:
             live = None if run_done else _open_unit(config, unit, out, remember)
             if live is None:
                 if on_done:
                     on_done(unit)
             else:
+                opened.callback(live.close)
                 lives.append(live)
-    except BaseException:
-        _run_live(lives, config, out, None, run=False)  # closes what was opened
-        raise
-    _run_live(lives, config, out, on_progress)
-    for live in lives:
-        if on_done:
-            on_done(live.unit)
+        settings = _settings(config, out) if lives else None
+        for batch in _lockstep_batches(lives):
+            _run_batch(batch, config, settings, on_progress)
+            for live in batch:  # a unit is finished as soon as its batch ends
+                live.close_executor()
+                live.journal.finish()
+                if on_done:
+                    on_done(live.unit)
 
 
 @dataclass
@@ -272,6 +282,22 @@ class _Live:
 
     def __post_init__(self) -> None:
         self.key = self.unit.key
+        self._executor_open = True
+
+    def close_executor(self) -> None:
+        """End an IBM batch or session (once)."""
+        if self._executor_open:
+            self._executor_open = False
+            close = getattr(self.executor, "close", None)
+            if close is not None:
+                close()
+
+    def close(self) -> None:
+        """Close the executor, then the journal (written up to its last checkpoint, even after an error)."""
+        try:
+            self.close_executor()
+        finally:
+            self.journal.close()
 
 
 def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool = True) -> _Live | None:
@@ -300,39 +326,23 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
     return _Live(unit, journal, problem, policy, clock, at, executor)
 
 
-def _run_live(lives: list[_Live], config: ExperimentConfig, out: Path, on_progress: ProgressCallback | None,
-              run: bool = True) -> None:
-    """Run opened units to their ends and finish their journals (``run=False``: only close
-    them); every executor and journal is closed (a journal written up to its last checkpoint)
-    even on an error."""
-    with ExitStack() as journals:
-        for live in lives:
-            journals.callback(live.journal.close)  # writes what a checkpoint covers, even on an error
-        with ExitStack() as executors:
-            for live in lives:
-                close = getattr(live.executor, "close", None)  # ends an IBM batch or session
-                if close is not None:
-                    executors.callback(close)
-            if run:
-                _run_batches(lives, config, _settings(config, out), on_progress)
-        if run:
-            for live in lives:
-                live.journal.finish()
-
-
-def _run_batches(lives: list[_Live], config: ExperimentConfig, settings: StageSettings,
-                 on_progress: ProgressCallback | None) -> None:
-    for batch in _lockstep_batches(lives):
-        if len(batch) > 1 and (policies := GPUCBLockstep.of([live.policy for live in batch])) is not None:
-            steps = run_lockstep([live.clock for live in batch], policies,
-                                 [live.executor for live in batch], settings, [live.at for live in batch])
-            for records in steps:
-                for live, record in zip(batch, records):
-                    _journal(live, record, config, on_progress)
-        else:
-            for live in batch:
-                for record in run_stages(live.problem, live.policy, live.executor, settings, live.at, clock=live.clock):
-                    _journal(live, record, config, on_progress)
+def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
+               on_progress: ProgressCallback | None) -> None:
+    """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them,
+    else one after the other."""
+    policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 else None
+    if policies is None:
+        for live in batch:
+            for record in run_stages(live.problem, live.policy, live.executor, settings, live.at, clock=live.clock):
+                _journal(live, record, config, on_progress)
+        return
+    for live in batch:  # B journals commit every B flush periods: about one fsync per period, as for one unit
+        live.journal.flush_every_s *= len(batch)
+    steps = run_lockstep([live.clock for live in batch], policies, [live.executor for live in batch], settings,
+                         [live.at for live in batch])
+    for records in steps:
+        for live, record in zip(batch, records):
+            _journal(live, record, config, on_progress)
 
 
 def _journal(live: _Live, record: dict[str, Any], config: ExperimentConfig,
@@ -355,21 +365,25 @@ def _lockstep_batches(lives: list[_Live]) -> list[list[_Live]]:
 
 
 def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, parts: int = 1) -> list[list[Unit]]:
-    """The units of ``todo`` (default: all, in ``units`` order) as they run: each classical
-    algorithm's units of a static problem in groups for ``run_lockstep_units`` (at most as
-    many trials as LOCKSTEP_BYTES of stacked posteriors allow, and spread over at least
-    ``parts`` groups where there are enough, for as many workers), every other unit alone."""
+    """The units of ``todo`` (default: all, in ``units`` order) as they run: the units of each
+    algorithm that ``GPUCBLockstep`` takes (gp-ucb with a fixed length scale on the rank-one
+    posterior, on a static problem) in groups for ``run_lockstep_units``, as many trials to a
+    group as LOCKSTEP_BYTES allow (``lockstep_bytes``) and spread over at least ``parts``
+    groups where there are enough (one per worker); every other unit alone."""
     todo = units(config) if todo is None else todo
     if is_drifting(config.problem) or not todo:
         return [[unit] for unit in todo]
-    cap = max(1, LOCKSTEP_BYTES // GPUCBLockstep.nbytes(problem_for_trial(config, 0).arms.shape[0]))
+    problem = problem_for_trial(config, 0)
+    together = {alg for alg in config.algorithms if not is_quantum(alg)
+                and GPUCBLockstep.of([_policy(config, alg, problem)]) is not None}
+    cap = max(1, LOCKSTEP_BYTES // lockstep_bytes(problem.arms.shape[0], config.budget))
     count: dict[str, int] = {}
     for unit in todo:
         count[unit.algorithm] = count.get(unit.algorithm, 0) + 1
     groups: list[list[Unit]] = []
     open_groups: dict[str, list[Unit]] = {}
     for unit in todo:
-        if is_quantum(unit.algorithm):
+        if unit.algorithm not in together:
             groups.append([unit])
             continue
         size = min(cap, -(-count[unit.algorithm] // max(1, parts)))
@@ -379,6 +393,13 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
             groups.append(group)
         group.append(unit)
     return groups
+
+
+def lockstep_bytes(num_arms: int, budget: int) -> int:
+    """What one unit holds in a lockstep group until the group ends: its share of the stacked
+    posterior, and STAGE_BYTES per stage for its policy's history and its journal's lines
+    (about 700 bytes a stage, measured on gp-ucb)."""
+    return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
 def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None = None) -> list[dict[str, Any]]:

@@ -138,8 +138,14 @@ def run_lockstep(
     For one-call stages only (``GPUCBLockstep``: every stage draws one sample, so a unit ends
     at its budget exactly and has no exploit stage), on clocks without an initial design or
     time (a static problem), all units at the same number of calls."""
-    if len({at.calls for at in starts}) > 1 or any(clock.design or clock.timed for clock in clocks):
-        raise ValueError("a lockstep needs units at one number of calls, on static clocks")
+    sizes = {len(clocks), len(policies.policies), len(executors), len(starts)}
+    if len(sizes) != 1:
+        raise ValueError(f"a lockstep needs one clock, policy, executor and start per unit, got {len(clocks)}, "
+                         f"{len(policies.policies)}, {len(executors)} and {len(starts)}")
+    if len({at.calls for at in starts}) > 1:
+        raise ValueError(f"a lockstep needs units at one number of calls, got {sorted({at.calls for at in starts})[:8]}")
+    if any(clock.design or clock.timed for clock in clocks):
+        raise ValueError("a lockstep needs static clocks (no initial design, no time), got a drifting problem's clock")
     sources = [getattr(executor, "classical_source", executor) for executor in executors]
     units = list(zip(clocks, sources, starts))
     calls = starts[0].calls if starts else settings.budget

@@ -228,6 +228,8 @@ class ArmStack:
     def __init__(self, models: list[ArmPosterior]) -> None:
         if not models or any(type(model) is not ArmPosterior for model in models):
             raise ValueError("ArmStack needs one or more ArmPosterior models")
+        if len({id(model) for model in models}) != len(models):
+            raise ValueError("ArmStack needs distinct models, got one model twice")
         m = models[0].num_arms
         if any(model.num_arms != m for model in models):
             raise ValueError(f"ArmStack needs models of one size, got {sorted({model.num_arms for model in models})} arms")
@@ -264,7 +266,9 @@ class ArmStack:
         if len(arms) != count or len(ys) != count:
             raise ValueError(f"arms and ys must hold one entry per model ({count}), got {len(arms)} and {len(ys)}")
         if not all(type(i) is int and 0 <= i < m for i in arms):
-            raise ValueError(f"arms must be integer indices in [0, {m}), got {list(arms)[:8]!r}")
+            if any(isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < m for i in arms):
+                raise ValueError(f"arms must be integer indices in [0, {m}), got {list(arms)[:8]!r}")
+            arms = [int(i) for i in arms]  # numpy integers, as ArmPosterior.add takes them
         ys = [float(y) for y in ys]
         if not all(map(math.isfinite, ys)):
             raise ValueError(f"y must be finite, got {next(y for y in ys if not math.isfinite(y))!r}")
