@@ -246,7 +246,8 @@ def test_linear_policies_find_best_affine_arm(name: str) -> None:
 
 
 # ---------------------------------------------------------------- determinism, replay, config
-@pytest.mark.parametrize("name", POLICY_NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "q-ctv-gp-ucb" else n
+                                  for n in POLICY_NAMES])  # the space x time kernel's replay takes ~1.4 s
 def test_determinism_and_replay(name: str) -> None:
     kw = {"budget": 300} if name.startswith("q-") else {}
     if name == "q-gp-ucb":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -60,7 +62,9 @@ def test_a_submitted_figure_is_drawn_while_the_caller_goes_on_and_a_forgotten_on
     png = painter.submit(_curves(), *LABELS)  # returns at once: the helper draws
     assert painter._helper is None and painter._drawing is not None
     assert png() == expected and painter._drawing is None
-    forgotten = Painter().start()
+    forgotten = Painter()
+    forgotten._helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],  # never answers
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     forgotten.submit(_curves(), *LABELS)
     drawing = forgotten._drawing
     forgotten.close()  # never asked for: the helper is stopped and reaped

@@ -417,7 +417,8 @@ def clean_run(tmp_path) -> tuple[Path, int]:
     return tmp_path / "clean", len(conn.submitted)
 
 
-@pytest.mark.parametrize("crash", [{"crash": 15}, {"crash_on_submit": 15}], ids=["waiting", "before-journal"])
+@pytest.mark.parametrize("crash", [{"crash": 15}, pytest.param({"crash_on_submit": 15}, marks=pytest.mark.slow)],
+                         ids=["waiting", "before-journal"])
 def test_crash_mid_run_then_resume_gives_identical_results_without_resubmission(tmp_path, ibm, crash):
     clean, clean_jobs = clean_run(tmp_path)
     crashed = tmp_path / "crashed"
