@@ -13,6 +13,9 @@ Sections (``--sections``, all by default):
 * ``fanout``: the wall time of ``run_fanned_out`` with 1, 2 and 4 local Dask workers
   (``--workers``) on ``--fanout-trials`` trials, and whether the files are identical;
 * ``size``: the size of every file a default run writes;
+* ``lockstep``: gp-ucb's units of the default experiment, journals included, run one by one
+  and in lockstep (``qbo.experiments.runner.lockstep_groups``), alternating ``--repeats``
+  times, with the sha256 of each stages.jsonl;
 * ``loop``: the stage loop alone (``qbo.experiments.trial.run_stages`` of every unit of the
   default experiment in one process, no journal, imports and problem set-up excluded), per
   algorithm: wall and CPU seconds, CPU us per stage, and a hash of every stage record and of
@@ -30,7 +33,7 @@ OpenBLAS (and OpenMP / MKL) to N threads for the whole run (set before numpy is 
 child processes inherit it): on a loaded 2-core machine, OpenBLAS's default threads made
 the large GP cells several times slower in wall time (docs/models.md).
 
-    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop]
+    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop,cost,lockstep]
     python bench/speed.py --sections loop --reference ../main --repeats 3
     python bench/speed.py --sections cost --reference ../main --repeats 4
 """
@@ -284,6 +287,41 @@ def cost_model(trials: int, reference: str | None, repeats: int, passes: int) ->
         print(f"values: {'identical' if same else 'DIFFERENT'}")
 
 
+def lockstep(trials: int, repeats: int) -> None:
+    """gp-ucb's units of the default experiment with their journals, in this process: one by
+    one (``LOCKSTEP_BYTES = 1``) and in lockstep, alternating; merge excluded."""
+    from qbo.experiments import runner
+    from qbo.experiments.config import ExperimentConfig
+
+    config = ExperimentConfig(trials=trials, algorithms=("gp-ucb",))
+    print(f"\n== gp-ucb's {trials} trials of the default experiment (T=10000, journals included, merge excluded): "
+          f"one by one vs in lockstep, alternating ==")
+    print(f"{'round':>5} {'how':<11} {'wall s':>7} {'cpu s':>7}  stages.jsonl sha256")
+    cap, seen = runner.LOCKSTEP_BYTES, {}
+    for round_ in range(1, repeats + 1):
+        for label, limit in (("one by one", 1), ("lockstep", cap)):
+            runner.LOCKSTEP_BYTES = limit
+            with tempfile.TemporaryDirectory() as tmp:
+                lock = runner.prepare(config, tmp)
+                try:
+                    groups = runner.lockstep_groups(config)
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    for group in groups:
+                        runner.run_lockstep_units(config, group, tmp)
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    runner.merge(config, tmp)
+                finally:
+                    lock.release()
+                digest = hashlib.sha256((Path(tmp) / "stages.jsonl").read_bytes()).hexdigest()[:16]
+            runner.LOCKSTEP_BYTES = cap
+            seen.setdefault(label, []).append((wall, cpu))
+            print(f"{round_:>5} {label:<11} {wall:7.2f} {cpu:7.2f}  {digest}  ({len(groups)} groups)", flush=True)
+    walls = {label: sorted(w for w, _ in rows) for label, rows in seen.items()}
+    one, together = walls["one by one"], walls["lockstep"]
+    print(f"median wall: one by one {one[len(one) // 2]:.2f} s, lockstep {together[len(together) // 2]:.2f} s, "
+          f"ratio {one[len(one) // 2] / together[len(together) // 2]:.2f} x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="default,arms,fanout,size")
@@ -334,6 +372,8 @@ def main() -> None:
         stage_loop(args.trials, args.reference, args.repeats)
     if "cost" in sections:
         cost_model(args.trials, args.reference, args.repeats, args.cost_passes)
+    if "lockstep" in sections:
+        lockstep(args.trials, args.repeats)
     print(f"\nmachine at the end: {_machine()}; bench took {time.perf_counter() - started:.0f} s")
 
 
