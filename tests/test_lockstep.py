@@ -163,3 +163,21 @@ def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypat
     assert len(stages) == 3 and min(stages) > 0 and (len(set(stages)) > 1) == apart
     resume_experiment(tmp_path / "crashed")
     assert _files(tmp_path / "crashed") == _files(tmp_path / "clean")
+
+
+def test_a_group_of_b_journals_commits_every_b_flush_periods(tmp_path, monkeypatch):
+    """B journals stepping together, each committing every period, would fsync B times as
+    often as one unit run alone: each commits every B periods instead."""
+    made = []
+    open_unit = runner._open_unit
+
+    def remember(*args, **kwargs):
+        live = open_unit(*args, **kwargs)
+        made.append(live.journal)
+        return live
+
+    monkeypatch.setattr(runner, "_open_unit", remember)
+    run_experiment(CONFIG, tmp_path / "run")
+    periods = {(j.unit.split("-", 1)[1], j.flush_every_s) for j in made}
+    base = journal_module.FLUSH_EVERY_S
+    assert periods == {("q-gp-ucb", base), ("gp-ucb", 3 * base), ("linucb", base)}
