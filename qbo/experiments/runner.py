@@ -328,9 +328,10 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
                on_progress: ProgressCallback | None) -> None:
-    """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them,
-    else one after the other."""
-    policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 else None
+    """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them
+    on static clocks, else one after the other."""
+    static = not any(live.clock.design or live.clock.timed for live in batch)
+    policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 and static else None
     if policies is None:
         for live in batch:
             for record in run_stages(live.problem, live.policy, live.executor, settings, live.at, clock=live.clock):
@@ -353,15 +354,11 @@ def _journal(live: _Live, record: dict[str, Any], config: ExperimentConfig,
 
 
 def _lockstep_batches(lives: list[_Live]) -> list[list[_Live]]:
-    """Units that may step together (static clocks, at one number of calls); every other unit alone."""
-    groups: dict[int, list[_Live]] = {}
-    alone: list[list[_Live]] = []
+    """The opened units by the number of calls their journals stand at (a batch may step together)."""
+    batches: dict[int, list[_Live]] = {}
     for live in lives:
-        if live.clock.design or live.clock.timed or live.policy.quantum:
-            alone.append([live])
-        else:
-            groups.setdefault(live.at.calls, []).append(live)
-    return list(groups.values()) + alone
+        batches.setdefault(live.at.calls, []).append(live)
+    return list(batches.values())
 
 
 def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, parts: int = 1) -> list[list[Unit]]:
