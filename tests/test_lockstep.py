@@ -122,6 +122,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 CONFIG = ExperimentConfig(budget=600, trials=3, algorithms=("q-gp-ucb", "gp-ucb", "linucb"))
+QUICK = CONFIG.with_overrides(budget=200)
 
 
 def test_lockstep_groups_gather_the_gp_ucb_trials_and_leave_the_rest_alone(monkeypatch):
@@ -146,9 +147,9 @@ def test_lockstep_groups_gather_the_gp_ucb_trials_and_leave_the_rest_alone(monke
 
 
 def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monkeypatch):
-    run_experiment(CONFIG, tmp_path / "together")
+    run_experiment(QUICK, tmp_path / "together")
     monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)
-    run_experiment(CONFIG, tmp_path / "alone")
+    run_experiment(QUICK, tmp_path / "alone")
     assert _files(tmp_path / "together") == _files(tmp_path / "alone")
 
 
@@ -177,7 +178,7 @@ def test_a_group_of_b_journals_commits_every_b_flush_periods(tmp_path, monkeypat
         return live
 
     monkeypatch.setattr(runner, "_open_unit", remember)
-    run_experiment(CONFIG, tmp_path / "run")
+    run_experiment(QUICK, tmp_path / "run")
     periods = {(j.unit.split("-", 1)[1], j.flush_every_s) for j in made}
     base = journal_module.FLUSH_EVERY_S
     assert periods == {("q-gp-ucb", base), ("gp-ucb", 3 * base), ("linucb", base)}
