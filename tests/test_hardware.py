@@ -686,7 +686,8 @@ def test_app_registers_the_hardware_commands(tmp_path):
         assert result.exit_code == 0 and "Usage:" in result.stdout, (args, result.output)
 
 
-@pytest.mark.parametrize("mode", ["job", pytest.param("batch", marks=pytest.mark.slow)])
+@pytest.mark.slow  # two FakeTorino simulators and runs (~2.4 s); the fast tests run fake targets too
+@pytest.mark.parametrize("mode", ["job", "batch"])
 def test_local_mode_builds_each_fake_backends_simulator_once_with_the_same_counts(monkeypatch, mode):
     """qiskit-ibm-runtime's local executor builds AerSimulator.from_backend for every job unless
     handed one; LocalConnection hands it one per backend and process (FakeTorino: about 7 s a
