@@ -91,8 +91,7 @@ def run_stages(
     at = start or Progress()
     budget, design, timed = settings.budget, clock.design, clock.timed
     may_exhaust = not isinstance(policy, PolicyBase) or hasattr(type(policy), "exhausted")
-    # on hardware a classical learner samples the reward model, never the QPU (issue 11)
-    source = getattr(executor, "classical_source", executor)
+    source = _classical_source(executor)
     while at.calls < budget:
         init = at.stage < len(design)
         if init:
@@ -146,7 +145,7 @@ def run_lockstep(
         raise ValueError(f"a lockstep needs units at one number of calls, got {sorted({at.calls for at in starts})[:8]}")
     if any(clock.design or clock.timed for clock in clocks):
         raise ValueError("a lockstep needs static clocks (no initial design, no time), got a drifting problem's clock")
-    sources = [getattr(executor, "classical_source", executor) for executor in executors]
+    sources = [_classical_source(executor) for executor in executors]
     units = list(zip(clocks, sources, starts))
     calls = starts[0].calls if starts else settings.budget
     while calls < settings.budget:
@@ -159,6 +158,11 @@ def run_lockstep(
             records.append(_record(at, arm, None, "sample", 1, 1, value, regret, None))
         calls += 1
         yield records
+
+
+def _classical_source(executor: Executor) -> Any:
+    """What a classical sample draws from: on hardware the reward model, never the QPU (issue 11)."""
+    return getattr(executor, "classical_source", executor)
 
 
 def _measure(
