@@ -48,11 +48,11 @@ class Target(str):
 
     @property
     def kind(self) -> str:
-        return self.partition(":")[0]
+        return str.__str__(self).partition(":")[0]  # a plain str, never this Target
 
     @property
     def name(self) -> str | None:
-        _, colon, name = self.partition(":")
+        _, colon, name = str.__str__(self).partition(":")
         return name if colon else None
 
     @property

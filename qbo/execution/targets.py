@@ -4,7 +4,8 @@ Forms: ``exact`` | ``aer`` | ``aer:CALIBRATION`` | ``fake:BACKEND`` | ``ibm:BACK
 CALIBRATION is a snapshot name (``qbo calibrations list``) or a snapshot file path; a BACKEND
 is an IBM backend name (``ibm_torino``) or a qiskit-ibm-runtime fake backend (``FakeTorino``).
 
-Design. A target string is parsed once, here, into a :class:`Target` (``qbo.execution.base``, the value every executor carries). Every question asked of
+Design. A target string is parsed once, here, into a :class:`Target`
+(``qbo.execution.base``, the value every executor carries). Every question asked of
 a target is a property of that value: is it noiseless (``is_noiseless``), does it run through
 qiskit-ibm-runtime (``is_device``), is it a paid IBM QPU (``is_ibm``), does it carry device
 noise (``has_device_model``) and which calibration describes it (``device_model``, a
@@ -12,7 +13,7 @@ noise (``has_device_model``) and which calibration describes it (``device_model`
 built once per snapshot file or fake backend and cached). A Target *is* its canonical string
 (a ``str`` subclass), so records, journals, request fingerprints and JSON keep the same bytes,
 and the executors label their counts with it (``Executor.target``). Nothing outside this
-module reads a target's prefix.
+parser and the Target reads a target's prefix.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def make_executor(
     ``twirl``: Pauli-twirl two-qubit gates (Aer: ``qbo.noise.twirl``; runtime: the Sampler's
     own twirling options). ``device``: 'CPU' or 'GPU' (aer targets only).
     """
-    parsed = target if isinstance(target, Target) else parse_target(target)
+    parsed = parse_target(target)
     if str(device).upper() != "CPU" and parsed.kind != "aer":
         raise ValueError(f"device {str(device)[:40]!r} works on aer targets only, got target '{parsed}'")
     if twirl and parsed.kind == "exact":
