@@ -107,3 +107,17 @@ def test_the_device_model_answers_layout_and_faulty_parts():
     layout = model.layout(3)
     assert len(set(layout)) == 3 and not set(layout) & set(model.faulty_qubits)
     assert model.compiler() is model.compiler()
+
+
+@pytest.mark.parametrize("label, promised", [
+    ("exact", True), ("aer", True), (Target("aer"), True), ("aer:fake_torino", False), ("fake:FakeManilaV2", False),
+    ("ibm:ibm_torino", False), ("a test double", False),
+])
+def test_an_estimate_without_a_device_model_promises_eps_only_on_noiseless_targets(label, promised):
+    from qbo.qmc.base import without_device_model
+    from qbo.qmc.result import Estimate, Round
+
+    est = Estimate(0.3, 0.25, 0.35, 0.05, 0.05, (Round(k=0, shots=10, ones=3),), 0.0, "mc", str(label))
+    out = without_device_model(est, label)
+    assert out.reached_epsilon == promised and (out == est) == promised
+    assert promised or "carries device noise" in out.note
