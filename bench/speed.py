@@ -250,7 +250,7 @@ def _empty_caches(iae: ModuleType) -> None:
     else:
         caches.clear()
     for cached in vars(iae).values():  # residue: remove once qbo.qmc.iae uses qbo.caches.lru
-        if hasattr(cached, "cache_clear"):
+        if hasattr(cached, "cache_info"):  # functools' lru wrappers
             cached.cache_clear()
 
 

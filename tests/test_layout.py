@@ -256,3 +256,12 @@ def test_every_functools_cache_is_registered_with_qbo_caches():
             found[rel] = _bare_lru_caches(path)
     assert not found, f"caches outside qbo.caches (use qbo.caches.lru): {found}"
     assert all(_bare_lru_caches(REPO / rel) for rel in UNREGISTERED_CACHES_ALLOWED), "shrink the allow-list"
+
+
+def test_mitigation_takes_from_qmc_only_the_round_seam():
+    """Mitigation implements qmc's round protocols (``qbo.qmc.rounds``, with ``result`` and
+    ``confidence``); it never calls an estimator module back (issue 20: ``qmc.capped``)."""
+    seam = {"qbo.qmc.rounds", "qbo.qmc.result", "qbo.qmc.confidence"}
+    graph = _graph()
+    reached = {t for m, ts in graph.items() if _part(m) == "mitigation" for t in ts if _part(t) == "qmc"}
+    assert reached <= seam, f"mitigation imports {sorted(reached - seam)} from qmc"
