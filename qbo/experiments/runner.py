@@ -64,6 +64,7 @@ from qbo.algorithms import Query, is_quantum, make_policy
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.execution import make_executor, parse_target
+from qbo.execution.base import Closing
 from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
 from qbo.experiments.config import ExperimentConfig
@@ -206,9 +207,7 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
         if policy.resumes:
             _check_resumable(config, algorithm)
     _hardware(config)
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
+    parse_target(config.target).snapshot()  # an unknown calibration or fake backend fails here, not mid-run
     return _settings(config)
 
 
@@ -220,7 +219,7 @@ def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
                          f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
     target = parse_target(config.target)
-    if (target.kind in ("aer", "fake") and target.name) or target.kind == "ibm":  # runs with a device model
+    if target.has_device_model:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
                          f"target {config.target!r} has a device model: use a noiseless target (exact, aer) or "
                          "a policy without resume")
@@ -288,9 +287,8 @@ class _Live:
         """End an IBM batch or session (once)."""
         if self._executor_open:
             self._executor_open = False
-            close = getattr(self.executor, "close", None)
-            if close is not None:
-                close()
+            if isinstance(self.executor, Closing):
+                self.executor.close()
 
     def close(self) -> None:
         """Close the executor, then the journal (written up to its last checkpoint, even after an error)."""
@@ -473,11 +471,9 @@ def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) ->
     noiseless targets and for an ``ibm:`` run without one (its estimates then promise nothing
     on the device, ``qbo.qmc.base.without_device_model``)."""
     target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        return target.snapshot()
-    if target.kind == "ibm":
+    if target.is_ibm:
         return pinned_calibration(out_dir, str(target))
-    return None
+    return target.snapshot()
 
 
 def _settings(config: ExperimentConfig, out_dir: str | Path | None = None) -> StageSettings:
