@@ -303,7 +303,7 @@ def _grid(**axes) -> tuple[tuple, ...]:
 
 
 LEARNERS = (
-    Learner("thompson", "thompson", (), _grid(a0=(1.0, 0.5, 2.0)), False),
+    Learner("thompson", "thompson", (), tuple((("a0", v), ("b0", v)) for v in (1.0, 0.5, 2.0)), False),
     Learner("kl-ucb", "kl-ucb", (("c", 3.0),), _grid(c=(0.0, 1.0, 3.0)), False),
     Learner("gp-ucb", "gp-ucb", (("beta", "theorem1"), ("delta", ONE_OVER_T)),
             _grid(beta=(0.5, 1.0, SQRT2, 2.0), lengthscale=(0.1, 0.2)), False),
@@ -400,12 +400,12 @@ def run_job(job: Job) -> list[dict]:
         algorithm_options={job.algorithm: options} if options else {})
     Path(job.scratch).mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="frontier-", dir=job.scratch))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         records = run_experiment(config, folder / "run")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = []
     for trial in range(job.count):
         mine = [r for r in records if r["trial"] == trial]
@@ -415,7 +415,7 @@ def run_job(job: Job) -> list[dict]:
             "setting": job.setting, "placement": job.placement, "spread": job.spread, "learner": job.learner,
             "algorithm": job.algorithm, "config": options_label(job.options), "horizon": job.horizon,
             "seed": job.first + trial, "stages": len(mine), "calls": int(calls[-1]) if len(calls) else 0,
-            "wall_s": wall / job.count, "points": list(job.readouts),
+            "wall_s": wall / job.count, "cpu_s": cpu / job.count, "points": list(job.readouts),
             "regret": [float(v) for v in regret_at(calls, regret, np.array(job.readouts))],
         })
     return rows
@@ -683,6 +683,18 @@ def _fmt_T(T: float | None) -> str:
     return "-" if T is None else f"{T:.2g}"
 
 
+def time_table(rows: list[dict]) -> str:
+    """CPU seconds per learner-trial, by learner and run horizon (for the time model)."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["learner"], r["horizon"], r["placement"], r["spread"]), []).append(r["cpu_s"])
+    lines = ["", "CPU s per learner-trial (mean over trials and configurations)",
+             f"| {'learner':16s} | {'run T':>8s} | {'cell':18s} | {'n':>3s} | {'CPU s':>9s} |"]
+    for (label, H, pl, v), values in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2], -kv[0][3])):
+        lines.append(f"| {label:16s} | {H:8.0e} | {pl:7s} {v:<10g} | {len(values):3d} | {np.mean(values):9.2f} |")
+    return "\n".join(lines)
+
+
 def print_tables(cells: list[dict], ratios: list[dict], crossings: list[dict], slopes: list[dict],
                  tuning: list[dict]) -> str:
     lines = []
@@ -729,6 +741,7 @@ def ratio_figure(ratios: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     panels = sorted({(r["setting"], r["placement"]) for r in ratios}, key=lambda k: (k[0] != "theory", k[1]))
     fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6), squeeze=False,
@@ -744,6 +757,8 @@ def ratio_figure(ratios: list[dict], path: Path) -> None:
         ax.axhline(1.0, color="k", lw=0.8, ls="--")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}" if f"{y:.1g}"[0] in "25" else ""))
         ax.set_title(f"{setting}, {pl}", fontsize=10)
         ax.set_xlabel("T (oracle calls)")
         ax.grid(True, which="both", alpha=0.25)
@@ -895,10 +910,11 @@ def _frontier(args) -> None:
     crossings = crossover_rows(ratios)
     slopes = slope_rows(grid, evaluation)
     text = print_tables(cells, ratios, crossings, slopes, tuning)
-    cpu = sum(r["wall_s"] for r in rows)
+    cpu = sum(r["cpu_s"] for r in rows)
     meta = {"command": "python bench/regret.py " + " ".join(sys.argv[1:]), "wall_s": round(wall, 1),
-            "learner_trial_s_sum": round(cpu, 1), "workers": args.workers}
-    print(f"\nwall {wall:.1f} s on {args.workers} workers; sum of job walls {cpu:.1f} s", flush=True)
+            "cpu_s_of_runs": round(cpu, 1), "workers": args.workers}
+    print(f"\nwall {wall:.1f} s on {args.workers} workers; CPU s of the runs {cpu:.1f}", flush=True)
+    print(time_table(rows), flush=True)
     prefix = "frontier_quick" if args.quick else args.prefix
     for path in write_outputs(Path(args.out), prefix, rows, cells, ratios, crossings, slopes, tuning, text, meta):
         print(f"wrote {path}")
