@@ -496,16 +496,21 @@ class Grid:
     block: int
     scratch: str
     settings: tuple = ("theory", "tuned")
+    long_learners: tuple | None = None  # labels with a long run (None: all)
+    caps: tuple = ()  # (label, H): that learner's runs stop at H (its table ends there)
 
 
 def run_horizon(grid: Grid) -> int:
     return max(grid.horizons)
 
 
-def cell_horizons(grid: Grid, placement: str, spread: float) -> list[int]:
-    """The run horizons of a cell: max(T) for all, and the long one for the long cells."""
-    out = [run_horizon(grid)]
-    if grid.long_horizon and (placement, spread) in grid.long_cells:
+def cell_horizons(grid: Grid, placement: str, spread: float, label: str | None = None) -> list[int]:
+    """The run horizons of a cell (of one learner): max(T) for all, and the long one for the
+    long cells (and the learners of ``--long-learners``)."""
+    cap = dict(grid.caps).get(label, math.inf)
+    out = [min(run_horizon(grid), cap)]
+    if grid.long_horizon and (placement, spread) in grid.long_cells and grid.long_horizon <= cap and (
+            label is None or grid.long_learners is None or label in grid.long_learners):
         out.append(grid.long_horizon)
     return out
 
@@ -535,7 +540,7 @@ def evaluation_jobs(grid: Grid, setting: str, picks: dict) -> list[Job]:
                     options = picks[(pl, v, learner.label)]
                 else:
                     continue
-                for H in cell_horizons(grid, pl, v):
+                for H in cell_horizons(grid, pl, v, learner.label):
                     jobs += _jobs(grid, setting, pl, v, learner, options, H, EVAL_SEEDS, eval_trials(grid, learner))
     return jobs
 
@@ -551,7 +556,7 @@ def training_jobs(grid: Grid) -> list[Job]:
     for pl, v in tuned_cells(grid):
         for learner in grid.learners:
             if len(learner.grid) > 1:
-                H = grid.tune_budget or run_horizon(grid)
+                H = min(grid.tune_budget or run_horizon(grid), dict(grid.caps).get(learner.label, math.inf))
                 for options in learner.grid:
                     jobs += _jobs(grid, "train", pl, v, learner, options, H, TRAIN_SEEDS, grid.train_seeds)
     return jobs
@@ -614,12 +619,11 @@ def cell_rows(grid: Grid, rows: list[dict]) -> list[dict]:
     for setting in grid.settings:
         for pl in grid.placements:
             for v in grid.spreads:
-                Hs = cell_horizons(grid, pl, v)
-                for T in sorted(set(grid.horizons) | set(Hs)):
-                    H = min(h for h in Hs if h >= T)
+                for T in sorted(set(grid.horizons) | set(cell_horizons(grid, pl, v))):
                     for learner in grid.learners:
-                        mine = [r for r in rows if r["setting"] == setting and r["placement"] == pl
-                                and r["spread"] == v and r["learner"] == learner.label and r["horizon"] == H]
+                        Hs = [h for h in cell_horizons(grid, pl, v, learner.label) if h >= T]
+                        mine = [r for r in rows if r["setting"] == setting and r["placement"] == pl and r["spread"] == v
+                                and r["learner"] == learner.label and Hs and r["horizon"] == min(Hs)]
                         if not mine:
                             continue
                         values = [r["regret"][r["points"].index(T)] for r in mine]
@@ -647,7 +651,7 @@ def ratio_rows(cells: list[dict], draws: int) -> list[dict]:
         out.append({"setting": key[0], "placement": key[1], "spread": key[2], "T": key[3],
                     "best_quantum": min(q, key=lambda c: c["mean"])["learner"],
                     "best_classical": min(k, key=lambda c: c["mean"])["learner"],
-                    "ratio": ratio, "low": low, "high": high})
+                    "ratio": ratio, "low": low, "high": high, "compared": f"{len(q)}q/{len(k)}c"})
     return out
 
 
@@ -714,11 +718,11 @@ def print_tables(cells: list[dict], ratios: list[dict], crossings: list[dict], s
                      f"{c['median']:10.1f} |")
     lines += ["", "best quantum / best classical (bootstrap 95% interval)",
               f"| {'setting':7s} | {'cell':18s} | {'T':>8s} | {'ratio':>6s} | {'95% interval':>17s} | "
-              f"{'best quantum':16s} | {'best classical':16s} |"]
+              f"{'best quantum':16s} | {'best classical':16s} | learners |"]
     for r in ratios:
         lines.append(f"| {r['setting']:7s} | {r['placement']:7s} {r['spread']:<10g} | {r['T']:8.0e} | "
                      f"{r['ratio']:6.3f} | [{r['low']:6.3f}, {r['high']:6.3f}] | {r['best_quantum']:16s} | "
-                     f"{r['best_classical']:16s} |")
+                     f"{r['best_classical']:16s} | {r['compared']:8s} |")
     lines += ["", "Crossover T (ratio = 1): point ratio; interval from lower end to upper end crossing",
               f"| {'setting':7s} | {'cell':18s} | {'at':>8s} | {'from':>8s} | {'to':>8s} | below 1 at the first T |"]
     for x in crossings:
@@ -788,7 +792,7 @@ def write_outputs(out: Path, prefix: str, rows: list[dict], cells: list[dict], r
         f"{prefix}_cells.csv": _csv(cells, ["setting", "placement", "spread", "T", "learner", "quantum", "config", "n",
                                             "mean", "se", "median", "wall_s"]),
         f"{prefix}_ratio.csv": _csv(ratios, ["setting", "placement", "spread", "T", "ratio", "low", "high",
-                                             "best_quantum", "best_classical"]),
+                                             "best_quantum", "best_classical", "compared"]),
         f"{prefix}_crossover.csv": _csv(crossings, ["setting", "placement", "spread", "at", "from", "to",
                                                     "below_first"]),
         f"{prefix}_slopes.csv": _csv(slopes, ["setting", "placement", "spread", "learner", "horizon", "from", "slope"]),
@@ -834,10 +838,15 @@ def check_frontier_args(args) -> None:
     if not settings or any(s not in ("theory", "tuned") for s in settings):
         raise ValueError(f"--settings must be theory, tuned or both, got {args.settings!r}")
     labels = {learner.label for learner in LEARNERS}
-    if args.algorithms is not None:
-        for label in args.algorithms.split(","):
+    for option, text in (("algorithms", args.algorithms), ("long-learners", args.long_learners)):
+        for label in ([] if text in (None, "all") else text.split(",")):
             if label not in labels and label != "none":
-                raise ValueError(f"--algorithms: unknown learner {label!r}, expected some of {', '.join(sorted(labels))}")
+                raise ValueError(f"--{option}: unknown learner {label!r}, expected some of {', '.join(sorted(labels))}")
+    for cap in args.cap:
+        label, _, horizon = cap.rpartition("=")
+        if label not in labels:
+            raise ValueError(f"--cap: expected LABEL=H with a learner label, got {cap!r}")
+        numbers("cap", horizon, 1.0)
     if args.tune_cells != "all":
         for cell in args.tune_cells.split(","):
             placement, _, spread = cell.partition(":")
@@ -872,8 +881,11 @@ def frontier_grid(args) -> Grid:
         tune_cells = tuple((c.split(":")[0], float(c.split(":")[1])) for c in args.tune_cells.split(","))
     tune_budget = None if args.tune_budget is None else int(float(args.tune_budget))
     settings = tuple(args.settings.split(","))
+    long_learners = None if args.long_learners == "all" else tuple(args.long_learners.split(","))
+    caps = tuple((c.rpartition("=")[0], int(float(c.rpartition("=")[2]))) for c in args.cap)
     return Grid(tuple(args.placements.split(",")), spreads, horizons, long_h, long_cells, learners, args.trials,
-                args.trials_gp_ucb, args.train_seeds, tune_budget, tune_cells, args.block, args.scratch, settings)
+                args.trials_gp_ucb, args.train_seeds, tune_budget, tune_cells, args.block, args.scratch, settings,
+                long_learners, caps)
 
 
 def section_frontier(args) -> None:
@@ -887,8 +899,28 @@ def section_frontier(args) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def plan_table(grid: Grid) -> str:
+    """Learner-trials and calls the grid will run, per stage x learner x run horizon (the tuned
+    evaluation counted in full, before any reuse of theory runs): the time model's input."""
+    counts: dict = {}
+    jobs = training_jobs(grid) if "tuned" in grid.settings else []
+    for setting in grid.settings:
+        tuned = {(pl, v, learner.label): learner.grid[0] for pl, v in tuned_cells(grid) for learner in grid.learners}
+        jobs += evaluation_jobs(grid, setting, tuned)
+    for j in jobs:
+        counts[(j.setting, j.learner, j.horizon)] = counts.get((j.setting, j.learner, j.horizon), 0) + j.count
+    lines = ["", f"| {'stage':7s} | {'learner':16s} | {'run T':>8s} | {'trials':>6s} | {'calls':>9s} |"]
+    for (setting, label, H), n in sorted(counts.items(), key=lambda kv: (kv[0][0] != "train", kv[0][0], kv[0][1], kv[0][2])):
+        lines.append(f"| {setting:7s} | {label:16s} | {H:8.0e} | {n:6d} | {n * H:9.2e} |")
+    lines.append(f"jobs: {len(jobs)}")
+    return "\n".join(lines)
+
+
 def _frontier(args) -> None:
     grid = frontier_grid(args)
+    if args.plan:
+        print(plan_table(grid))
+        return
     for learner in grid.learners:
         if len(learner.grid) > MAX_CONFIGS:
             raise SystemExit(f"learner {learner.label} has {len(learner.grid)} configurations, the protocol allows {MAX_CONFIGS}")
@@ -941,8 +973,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     frontier = parser.add_argument_group("frontier (docs/frontier.md)")
     frontier.add_argument("--quick", action="store_true", help="a tiny grid (seconds), for tests")
+    frontier.add_argument("--plan", action="store_true", help="print the learner-trials and calls to run, run nothing")
     frontier.add_argument("--settings", default="theory,tuned")
     frontier.add_argument("--long-budget", default="1e7", help="the long run of the centred spreads <= 0.01 ('none': skip)")
+    frontier.add_argument("--long-learners", default="all", help="learners (labels) with the long run (default all)")
+    frontier.add_argument("--cap", action="append", default=[],
+                          help="LABEL=H: that learner's runs stop at H, its table ends there (repeatable)")
     frontier.add_argument("--trials-gp-ucb", type=int, default=40)
     frontier.add_argument("--train-seeds", type=int, default=10)
     frontier.add_argument("--tune-budget", default=None, help="horizon of the training runs (default: max --budgets)")
