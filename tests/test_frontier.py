@@ -195,3 +195,27 @@ def test_quick_grid_writes_every_output(tmp_path, capsys):
 def regret_args(extra: list[str]) -> argparse.Namespace:
     """What ``frontier_grid`` reads of the namespace ``main`` builds."""
     return argparse.Namespace(quick="--quick" in extra, algorithms=None, variant=[], scratch="/nonexistent")
+
+
+def test_grid_horizons_caps_and_long_runs():
+    """A learner's runs stop at its cap; the long run is for the long cells and learners only;
+    every evaluation job reads the table's horizons it reaches."""
+    full = argparse.Namespace(quick=False, algorithms=None, variant=[], scratch="/nonexistent", budgets="1e4,1e5,1e6",
+                              spreads="1,0.01", long_budget="1e7", tune_cells="centred:0.01", tune_budget="1e5",
+                              settings="theory,tuned", long_learners="thompson,q-se", cap=["gp-ts=1e5"],
+                              placements="centred,top", trials=20, trials_gp_ucb=40, train_seeds=10, block=10)
+    grid = regret.frontier_grid(full)
+    assert regret.cell_horizons(grid, "centred", 0.01, "thompson") == [10**6, 10**7]
+    assert regret.cell_horizons(grid, "centred", 0.01, "kl-ucb") == [10**6]
+    assert regret.cell_horizons(grid, "top", 0.01, "thompson") == [10**6]
+    assert regret.cell_horizons(grid, "centred", 1.0, "thompson") == [10**6]
+    assert regret.cell_horizons(grid, "centred", 0.01, "gp-ts") == [10**5]
+    jobs = regret.evaluation_jobs(grid, "theory", {})
+    assert sum(j.count for j in jobs if j.learner == "gp-ucb" and j.horizon == 10**6) == 4 * 40
+    assert all({10**4, 10**5} <= set(j.readouts) and j.readouts[-1] == j.horizon for j in jobs)
+    train = regret.training_jobs(grid)
+    assert {(j.placement, j.spread) for j in train} == {("centred", 0.01)}
+    assert {j.horizon for j in train} == {10**5} and {j.first for j in train} == {regret.TRAIN_SEEDS}
+    assert all(j.learner != "thompson" or len(dict(j.options)) == 2 for j in train)  # Beta(a, a)
+    plan = regret.plan_table(grid)
+    assert "| theory  | gp-ts            |    1e+05 |     80 |" in plan
