@@ -704,17 +704,17 @@ def print_tables(cells: list[dict], ratios: list[dict], crossings: list[dict], s
     lines = []
     if tuning:
         lines += ["", "Tuning (training seeds): mean final regret per configuration (* = picked)",
-                  f"| {'cell':18s} | {'learner':16s} | {'configuration':44s} | {'n':>3s} | {'mean ± s.e.':>22s} |"]
+                  f"| {'cell':18s} | {'learner':16s} | {'configuration':52s} | {'n':>3s} | {'mean ± s.e.':>22s} |"]
         for t in tuning:
             lines.append(f"| {t['placement']:7s} {t['spread']:<10g} | {t['learner']:16s} | "
-                         f"{('* ' if t['picked'] else '  ') + t['config']:44s} | {t['n']:3d} | "
+                         f"{('* ' if t['picked'] else '  ') + t['config']:52s} | {t['n']:3d} | "
                          f"{t['mean']:10.1f} ± {t['se']:9.1f} |")
     lines += ["", "Regret at T (evaluation seeds): mean ± s.e., median",
-              f"| {'setting':7s} | {'cell':18s} | {'T':>8s} | {'learner':16s} | {'configuration':40s} | {'n':>3s} | "
+              f"| {'setting':7s} | {'cell':18s} | {'T':>8s} | {'learner':16s} | {'configuration':48s} | {'n':>3s} | "
               f"{'mean ± s.e.':>22s} | {'median':>10s} |"]
     for c in cells:
         lines.append(f"| {c['setting']:7s} | {c['placement']:7s} {c['spread']:<10g} | {c['T']:8.0e} | "
-                     f"{c['learner']:16s} | {c['config']:40.40s} | {c['n']:3d} | {c['mean']:10.1f} ± {c['se']:9.1f} | "
+                     f"{c['learner']:16s} | {c['config']:48.48s} | {c['n']:3d} | {c['mean']:10.1f} ± {c['se']:9.1f} | "
                      f"{c['median']:10.1f} |")
     lines += ["", "best quantum / best classical (bootstrap 95% interval)",
               f"| {'setting':7s} | {'cell':18s} | {'T':>8s} | {'ratio':>6s} | {'95% interval':>17s} | "
@@ -945,8 +945,9 @@ def _frontier(args) -> None:
     cpu = sum(r["cpu_s"] for r in rows)
     meta = {"command": "python bench/regret.py " + " ".join(sys.argv[1:]), "wall_s": round(wall, 1),
             "cpu_s_of_runs": round(cpu, 1), "workers": args.workers}
-    print(f"\nwall {wall:.1f} s on {args.workers} workers; CPU s of the runs {cpu:.1f}", flush=True)
-    print(time_table(rows), flush=True)
+    timing = f"\nwall {wall:.1f} s on {args.workers} workers; CPU s of the runs {cpu:.1f}\n" + time_table(rows)
+    print(timing, flush=True)
+    text += "\n" + timing
     prefix = "frontier_quick" if args.quick else args.prefix
     for path in write_outputs(Path(args.out), prefix, rows, cells, ratios, crossings, slopes, tuning, text, meta):
         print(f"wrote {path}")
