@@ -139,7 +139,7 @@ def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
         from qbo.experiments.runner import run_experiment
 
         # the modules and config are loaded for good: the collector need not rescan them on
-        # each of the run's ~10^5 stages (bench/speed.py: about 0.5 s of the default run)
+        # each of the run's stages (bench/speed.py measures it; docs/scale-out.md)
         gc.freeze()
         with _progress(cfg) as report:
             return run_experiment(cfg, folder, report)

@@ -123,8 +123,8 @@ def run_experiment(
 
 def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
     """A painter whose helper imports matplotlib on a spare core while the units run (``busy``
-    of this machine's cores run units), for a run big enough to hide it (the default run:
-    2e5 calls, ~0.6 s saved); small runs, a machine without a spare core, and a process that
+    of this machine's cores run units), for a run big enough to hide it (PAINTER_MIN_CALLS; the saving is in
+    docs/scale-out.md); small runs, a machine without a spare core, and a process that
     has matplotlib already draw in process."""
     painter = Painter()
     big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
@@ -303,7 +303,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
 def lockstep_bytes(num_arms: int, budget: int) -> int:
     """What one unit holds in a lockstep group until the group ends: its share of the stacked
     posterior, and STAGE_BYTES per stage for its policy's history and its journal's lines
-    (about 700 bytes a stage, measured on gp-ucb)."""
+    (docs/scale-out.md gives the size measured on gp-ucb)."""
     return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
