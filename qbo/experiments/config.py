@@ -8,10 +8,10 @@ A config file looks like::
     trials = 10
     target = "exact"
     seed = 0
-    estimator = "iae"          # QMC method of quantum policies: iae | auto | mc
+    estimator = "iae"          # QMC method of quantum policies: iae | mlae | mc | auto (qbo.qmc.METHODS)
     accounting = "honest"      # or "reference" (undercounts, see qbo.experiments.accounting)
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
-    mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets)
+    mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets; mlae: zne, zne+rem)
     weights = "requested"      # Eq. (3) weights 1/eps^2 from the requested eps_s, or "achieved" half-widths
 
     [problem_options]          # passed to qbo.problems.make_problem
@@ -52,11 +52,11 @@ from qbo.experiments.schema import Name, Options, nesting_depth, read_config_tex
 from qbo.limits import BUDGET_MAX, CONFIG_MAX_DEPTH, SEED_MAX, TRIALS_MAX
 from qbo.mitigation import NAMES as MITIGATIONS
 from qbo.problems.registry import problem_entry
+from qbo.qmc import METHODS as ESTIMATORS
 
 __all__ = ["ESTIMATORS", "DEFAULT_BUDGET", "ExperimentConfig", "check_config_data", "load_config"]
 
 LEFTOVERS = ("recommend", "stop")
-ESTIMATORS = ("iae", "auto", "mc")
 WEIGHTS = ("requested", "achieved")
 HARDWARE_KEYS = ("mode", "max_attempts", "timeout_s", "base_delay", "factor", "max_delay")
 DEFAULT_BUDGET = 10_000
@@ -120,8 +120,11 @@ class ExperimentConfig(BaseModel):
         _check_choice("leftover", self.leftover, LEFTOVERS)
         _check_choice("mitigation", self.mitigation, MITIGATIONS)
         _check_choice("weights", self.weights, WEIGHTS)
-        if self.mitigation != "none" and self.estimator != "iae":
-            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae', got '{self.estimator}'")
+        if self.mitigation != "none" and self.estimator not in ("iae", "mlae"):
+            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae' or 'mlae', got '{self.estimator}'")
+        if self.estimator == "mlae" and self.mitigation == "rem":
+            raise ValueError("mitigation 'rem' with estimator 'mlae': MLAE's likelihood already holds the readout "
+                             "confusion; use mitigation 'zne' or 'zne+rem' (folded powers as likelihood terms), or none")
         for name in self.algorithm_options:
             if name not in self.algorithms:
                 raise ValueError(f"algorithm_options names '{name}', which is not in algorithms {list(self.algorithms)}")
