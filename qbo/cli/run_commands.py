@@ -32,7 +32,7 @@ def run(
     trials: Annotated[Optional[int], typer.Option(help="Independent trials.")] = None,
     target: Annotated[Optional[str], typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Base seed.")] = None,
-    estimator: Annotated[Optional[str], typer.Option(help="QMC method of quantum policies: iae | auto | mc")] = None,
+    estimator: Annotated[Optional[str], typer.Option(help="QMC method of quantum policies (listed by --help).")] = None,
     accounting: Annotated[Optional[str], typer.Option(help=ACCOUNTING_HELP)] = None,
     lengthscale: Annotated[Optional[str], typer.Option(help=LENGTHSCALE_HELP)] = None,
     mitigation: Annotated[Optional[str], typer.Option(help="none | rem | zne | zne+rem (device-model targets).")] = None,

@@ -74,13 +74,13 @@ def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProbl
     """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one (a
     drifting problem draws its realisation per unit instead, ``qbo.experiments.clock``)."""
     options = ({"seed": config.seed + trial} if takes_seed(config.problem) else {}) | dict(config.problem_options)
-    key = json.dumps([config.problem, options], sort_keys=True, default=str)
+    key = json.dumps([config.problem, config.problem_path, options], sort_keys=True, default=str)
     with _PROBLEMS_LOCK:
         problem = _PROBLEMS.get(key)
         if problem is not None:
             _PROBLEMS.move_to_end(key)
             return problem
-    problem = make_problem(config.problem, **options)
+    problem = make_problem(config.problem, config.problem_path, **options)
     with _PROBLEMS_LOCK:
         _PROBLEMS[key] = problem
         while len(_PROBLEMS) > _PROBLEMS_KEPT:

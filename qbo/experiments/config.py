@@ -2,7 +2,7 @@
 
 A config file looks like::
 
-    problem = "synthetic-bernoulli"
+    problem = "synthetic-bernoulli"  # a registered name, or "package.module:factory" (qbo.problems.custom)
     algorithms = ["q-gp-ucb", "gp-ucb"]
     budget = 10000             # default: 10,000, or the problem's classical_budget when every policy is classical
     trials = 10
@@ -14,7 +14,7 @@ A config file looks like::
     mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets; mlae: zne, zne+rem)
     weights = "requested"      # Eq. (3) weights 1/eps^2 from the requested eps_s, or "achieved" half-widths
 
-    [problem_options]          # passed to qbo.problems.make_problem
+    [problem_options]          # passed to qbo.problems.make_problem (or to a user's factory)
     std = 0.4
 
     [algorithm_options.q-gp-ucb]
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, StrictStr, ValidationError, field_validator
 
 from qbo.algorithms.registry import POLICIES
 from qbo.errors import BadFile, BadInput
@@ -49,8 +49,9 @@ from qbo.execution.jobs import MODES as HARDWARE_MODES
 from qbo.execution.targets import parse_target
 from qbo.experiments.accounting import ACCOUNTINGS
 from qbo.experiments.schema import Name, Options, nesting_depth, read_config_text
-from qbo.limits import BUDGET_MAX, CONFIG_MAX_DEPTH, SEED_MAX, TRIALS_MAX
+from qbo.limits import BUDGET_MAX, CONFIG_MAX_DEPTH, PATH_MAX_CHARS, SEED_MAX, TRIALS_MAX
 from qbo.mitigation import NAMES as MITIGATIONS
+from qbo.problems.custom import SPEC_FORM, check_spec, is_custom
 from qbo.problems.registry import problem_entry
 from qbo.qmc import METHODS as ESTIMATORS
 
@@ -88,6 +89,7 @@ class ExperimentConfig(BaseModel):
     problem_options: Options = {}
     algorithm_options: Annotated[dict[Name, Options], Field(max_length=32)] = {}
     hardware: Options = {}  # [hardware]: mode and retries of fake:/ibm: runs
+    problem_path: Optional[Annotated[StrictStr, Field(min_length=1, max_length=PATH_MAX_CHARS)]] = None
     _budget_given: bool = PrivateAttr(True)
 
     @field_validator("algorithms", mode="before")
@@ -114,6 +116,10 @@ class ExperimentConfig(BaseModel):
         self._check()
 
     def _check(self) -> None:
+        if is_custom(self.problem):
+            check_spec(self.problem)
+        elif self.problem_path is not None:
+            raise ValueError(f"problem_path is for a {SPEC_FORM} problem, got problem {self.problem!r}")
         parse_target(self.target)  # one-line ValueError naming the target and the forms expected
         _check_choice("estimator", self.estimator, ESTIMATORS)
         _check_choice("accounting", self.accounting, ACCOUNTINGS)
@@ -167,6 +173,8 @@ class ExperimentConfig(BaseModel):
         data["algorithms"] = list(self.algorithms)
         if not self.hardware:  # config.toml of a simulator run stays as it was
             del data["hardware"]
+        if self.problem_path is None:
+            del data["problem_path"]
         return tomli_w.dumps(data)
 
 
@@ -196,6 +204,8 @@ def load_config(path: str | Path) -> ExperimentConfig:
         raise BadFile(f"config '{path}' is nested too deeply (limit CONFIG_MAX_DEPTH = {CONFIG_MAX_DEPTH})") from None
     if not data:
         raise BadFile(f"config '{path}' is empty; write the keys to change (see qbo.experiments.config) or omit the file")
+    if isinstance(data.get("problem"), str) and is_custom(data["problem"]) and "problem_path" not in data:
+        data["problem_path"] = str(path.resolve().parent)  # the user's module beside the config
     return ExperimentConfig(f"config '{path}'", **data)
 
 

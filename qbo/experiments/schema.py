@@ -64,7 +64,7 @@ class StageRecord(BaseModel):
     algorithm: Name
     stage: Annotated[StrictInt, Field(ge=0)]
     cum_calls: Annotated[StrictInt, Field(ge=0)]
-    cum_regret: Union[StrictInt, Finite]
+    cum_regret: Union[StrictInt, Finite, None]  # None: the problem's exact means are unknown
 
 
 def read_stage_records(path: str | os.PathLike) -> list[dict[str, Any]]:

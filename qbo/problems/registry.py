@@ -17,6 +17,7 @@ from typing import Any
 
 from qbo.problems.automl import automl_svm
 from qbo.problems.base import Problem
+from qbo.problems.custom import custom_problem, is_custom
 from qbo.problems.drifting import TVProblem, make_tv_problem
 from qbo.problems.lengthscale_benchmarks import berkenkamp, michalewicz
 from qbo.problems.linear import linear
@@ -113,12 +114,15 @@ def is_drifting(name: str) -> bool:
 
 
 def takes_seed(name: str) -> bool:
-    """True when problem ``name`` is drawn with a ``seed`` option."""
-    return name in _ENTRIES and _ENTRIES[name].takes_seed
+    """True when problem ``name`` is drawn with a ``seed`` option (a user's factory always is)."""
+    return is_custom(name) or (name in _ENTRIES and _ENTRIES[name].takes_seed)
 
 
-def make_problem(name: str, **options: Any) -> Problem | TVProblem:
-    """Build a registered problem; one-line ValueError for an unknown name or option."""
+def make_problem(name: str, path: str | None = None, **options: Any) -> Problem | TVProblem:
+    """Build a registered problem, or a user's ``module:factory`` (``qbo.problems.custom``,
+    its module looked up in ``path`` first); one-line ValueError for an unknown name or option."""
+    if is_custom(name):
+        return custom_problem(name, path=path, **options)
     if name not in _ENTRIES:
         raise ValueError(f"unknown problem {name!r}; valid names: {', '.join(ALL_PROBLEMS)}")
     builder, allowed = _ENTRIES[name].build, _ENTRIES[name].options
