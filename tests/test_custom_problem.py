@@ -107,3 +107,19 @@ def test_sigkill_and_resume_of_the_example_give_identical_files(tmp_path):
     resumed = CliRunner().invoke(app, ["run", "--resume", str(out)])
     assert resumed.exit_code == 0, resumed.output
     assert _files(out) == _files(tmp_path / "clean")
+
+
+def test_optimize_runs_one_unit_in_memory_and_reports_no_regret_for_a_black_box():
+    import importlib.util
+
+    from qbo.experiments.optimize import optimize
+
+    spec = importlib.util.spec_from_file_location("example_problem_for_optimize", EXAMPLE / "my_problem.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    arms, oracles = module.make(seed=0, arms=8)
+    result = optimize(arms, oracles, algorithm="gp-ucb", budget=300, options={"lengthscale": 0.1})
+    assert result.regret is None and result.oracle_calls == 300 and len(result.records) == 300
+    assert 0 <= result.best_arm < 8 and result.best_features.shape == (1,) and 0.0 <= result.best_reward <= 1.0
+    known = optimize(arms, [bernoulli(0.1 * (i + 1)) for i in range(8)], algorithm="gp-ucb", budget=300)
+    assert known.regret is not None and known.regret >= 0

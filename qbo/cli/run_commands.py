@@ -85,7 +85,7 @@ def registry_help() -> dict[str, str]:
         problems.append(f"{name} ({entry.summary}{'; drifting' if entry.drifting else ''})")
     policies = [f"{name} ({entry.kind()}{', drifting problems only' if entry.clocked else ''}: {entry.summary})"
                 for name, entry in POLICIES.items()]
-    return {"problem": "One of: " + "; ".join(problems) + ".",
+    return {"problem": "One of: " + "; ".join(problems) + "; or package.module:factory, your own (docs/runs.md).",
             "algorithms": "Comma-separated, of: " + "; ".join(policies) + ".",
             "estimator": "QMC method of quantum policies: " + " | ".join(ESTIMATORS),
             "mitigation": " | ".join(MITIGATIONS) + " (device-model targets)."}

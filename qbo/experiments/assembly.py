@@ -109,9 +109,10 @@ class UnitParts:
     clock: Clock
 
 
-def unit_parts(config: ExperimentConfig, unit: Unit) -> UnitParts:
-    """The problem, a fresh policy and a fresh clock of ``unit``."""
-    problem = problem_for_trial(config, unit.trial)
+def unit_parts(config: ExperimentConfig, unit: Unit, problem: Problem | TVProblem | None = None) -> UnitParts:
+    """The problem (``problem_for_trial``, or ``problem`` when given: ``qbo.experiments.optimize``),
+    a fresh policy and a fresh clock of ``unit``."""
+    problem = problem_for_trial(config, unit.trial) if problem is None else problem
     policy = make_policy_for(config, unit.algorithm, problem)
     clock = make_clock(problem, (config.seed, unit.trial), config.budget, staged(config))
     return UnitParts(problem, policy, clock)
