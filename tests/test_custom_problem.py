@@ -51,6 +51,12 @@ def test_the_example_runs_from_the_cli_reports_rewards_and_plots(tmp_path):
     plotted = CliRunner().invoke(app, ["plot", str(out)])
     assert plotted.exit_code == 0, plotted.output
     assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"
+    exported = CliRunner().invoke(app, ["export", str(out)])
+    assert exported.exit_code == 0, exported.output
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out / "stages.parquet")
+    assert table.num_rows == len(records) and table.column("cum_regret").null_count == len(records)
 
 
 def test_a_crashed_custom_run_resumes_to_identical_files(tmp_path, monkeypatch):

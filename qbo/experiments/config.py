@@ -144,7 +144,8 @@ class ExperimentConfig(BaseModel):
         return isinstance(other, ExperimentConfig) and all(
             getattr(self, name) == getattr(other, name) for name in type(self).model_fields)
 
-    __hash__ = BaseModel.__hash__
+    def __hash__(self) -> int:
+        return hash(self.to_toml())
 
     def fields(self) -> dict[str, Any]:
         """The keys as given (a budget left out stays out, so that overrides resolve it anew)."""
