@@ -132,6 +132,7 @@ def _rules(text: str) -> tuple[str, ...]:
 
 def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: Any, calibration: Any = None) -> list[str]:
     """The cost plan as printed before anything is submitted."""
+    from qbo.execution import parse_target
     from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
     from qbo.experiments.cost_plan import TALLIES
 
@@ -159,7 +160,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         lines.append(f"  device model: the calibration of {calibration.source} from {calibration.timestamp}, pinned in "
                      "calibration.json: every QMC stage is depth-capped and bias-padded by it, and says when its eps "
                      "is out of reach")
-    queue = _queue_depth(device) if str(cfg.target).startswith("ibm:") else None  # fake: no queue
+    queue = _queue_depth(device) if parse_target(cfg.target).is_ibm else None  # fake: no queue
     if queue is not None:
         lines.append(f"  queue: {queue} jobs pending on {getattr(device, 'name', '?')} now")
     caps = (f"--max-jobs {limits.max_jobs if limits.max_jobs is not None else 'none'}, "

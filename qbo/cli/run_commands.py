@@ -151,7 +151,9 @@ def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
 
 def _no_device(target: str) -> None:
     """Paid hardware goes through `qbo submit` (cost plan, caps, confirmation), never `qbo run`."""
-    if target.startswith("ibm:"):
+    from qbo.execution import parse_target
+
+    if parse_target(target).is_ibm:
         raise ValueError(f"--target {target}: ibm: targets run with `qbo submit CONFIG --backend {target}` "
                          "(cost plan, caps and confirmation), or `qbo jobs resume RUN_DIR`")
 

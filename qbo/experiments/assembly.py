@@ -132,11 +132,9 @@ def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) ->
     noiseless targets and for an ``ibm:`` run without one (its estimates then promise nothing
     on the device, ``qbo.qmc.base.without_device_model``)."""
     target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        return target.snapshot()
-    if target.kind == "ibm":
+    if target.is_ibm:
         return pinned_calibration(out_dir, str(target))
-    return None
+    return target.snapshot()
 
 
 def stage_settings(config: ExperimentConfig, out_dir: str | Path | None = None,
@@ -186,9 +184,7 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
         if policy.resumes:
             _check_resumable(config, algorithm)
     hardware_settings(config)
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
+    parse_target(config.target).snapshot()  # an unknown calibration or fake backend fails here, not mid-run
     return stage_settings(config)
 
 
@@ -200,7 +196,7 @@ def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
                          f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
     target = parse_target(config.target)
-    if (target.kind in ("aer", "fake") and target.name) or target.kind == "ibm":  # runs with a device model
+    if target.has_device_model:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
                          f"target {config.target!r} has a device model: use a noiseless target (exact, aer) or "
                          "a policy without resume")

@@ -59,6 +59,7 @@ import numpy as np
 from qbo.algorithms import Query, is_quantum
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
+from qbo.execution.base import Closing
 from qbo.experiments.assembly import (
     Unit, check_experiment, make_policy_for, problem_for_trial, stable_seed, stage_settings, unit_executor,
     unit_parts, units,
@@ -201,9 +202,8 @@ class _Live:
         """End an IBM batch or session (once)."""
         if self._executor_open:
             self._executor_open = False
-            close = getattr(self.executor, "close", None)
-            if close is not None:
-                close()
+            if isinstance(self.executor, Closing):
+                self.executor.close()
 
     def close(self) -> None:
         """Close the executor, then the journal (written up to its last checkpoint, even after an error)."""

@@ -47,7 +47,7 @@ from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
 from qbo.algorithms.gp_ucb import GPUCBLockstep
-from qbo.execution.base import Executor
+from qbo.execution.base import ClassicalSourced, Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
 from qbo.noise import Snapshot
@@ -163,7 +163,7 @@ def run_lockstep(
 
 def _classical_source(executor: Executor) -> Any:
     """What a classical sample draws from: on hardware the reward model, never the QPU (issue 11)."""
-    return getattr(executor, "classical_source", executor)
+    return executor.classical_source if isinstance(executor, ClassicalSourced) else executor
 
 
 def _measure(
