@@ -13,6 +13,8 @@ A config file looks like::
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
     mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets; mlae: zne, zne+rem)
     weights = "requested"      # Eq. (3) weights 1/eps^2 from the requested eps_s, or "achieved" half-widths
+    problem_path = "..."       # a "module:factory" problem: the folder searched first for its
+                               # module (load_config sets the config file's folder)
 
     [problem_options]          # passed to qbo.problems.make_problem (or to a user's factory)
     std = 0.4
@@ -30,8 +32,9 @@ A config file looks like::
 
 ``ExperimentConfig`` is the one declaration of these keys: types, ranges and limits are its
 pydantic fields (``qbo.limits``), the choices come from the lists their modules own
-(``qbo.qmc``, ``qbo.mitigation``, ``qbo.execution.jobs``).  When the ``[hardware]`` table is empty, the run folder's ``execution.json`` (written by ``qbo
-submit``, with the caps and instance as well) gives the mode and retries.
+(``qbo.qmc``, ``qbo.mitigation``, ``qbo.execution.jobs``).  When the ``[hardware]`` table is
+empty, the run folder's ``execution.json`` (written by ``qbo submit``, with the caps and
+instance as well) gives the mode and retries.
 """
 
 from __future__ import annotations
