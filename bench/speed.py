@@ -161,21 +161,19 @@ def loop_child(trials: int) -> None:
     """Print one JSON line: per algorithm [wall s, cpu s, stages], and the records' hash."""
     import numpy as np
 
-    from qbo.execution import make_executor
-    from qbo.experiments import runner
+    from qbo.experiments import assembly
     from qbo.experiments.config import ExperimentConfig
     from qbo.experiments.trial import Progress, run_stages
 
     config = ExperimentConfig(trials=trials)
-    settings, staged = runner._settings(config), runner._staged(config)
+    settings = assembly.stage_settings(config)
     totals: dict[str, list[float]] = {}
     digest = hashlib.sha256()
-    for unit in runner.units(config):
-        problem = runner.problem_for_trial(config, unit.trial)
-        policy = runner._policy(config, unit.algorithm, problem)
-        clock = runner.make_clock(problem, (config.seed, unit.trial), config.budget, staged)
+    for unit in assembly.units(config):
+        parts = assembly.unit_parts(config, unit)
+        problem, policy, clock = parts.problem, parts.policy, parts.clock
         rng = np.random.default_rng(unit.seed(config.seed))
-        executor = make_executor(config.target, seed=rng)
+        executor = assembly.unit_executor(config, rng)
         lines = []
         wall, cpu = time.perf_counter(), time.process_time()
         for record in run_stages(problem, policy, executor, settings, Progress(), clock=clock):

@@ -27,7 +27,7 @@ Substitutions (the paper's dataset cannot be fetched offline):
 
 The accuracy table for seed 0 is computed once by :func:`compute_svm_table` and shipped as
 ``qbo/problems/data/automl_svm.json``; :func:`automl_svm` reads it (no SVM fit at run time).
-Other seeds are computed on first use (about 0.2 s) and memoised.
+Other seeds are computed on first use and memoised.
 """
 
 from __future__ import annotations
