@@ -55,7 +55,7 @@ from qbo.experiments.defaults import policy_options
 from qbo.experiments.runner import run_experiment, stable_seed
 from qbo.experiments.summary import mean_stderr
 from qbo.experiments.trial import StageSettings, run_stages
-from qbo.files import write_bytes_atomic, write_text_atomic
+from qbo.files import append_line, read_lines, write_bytes_atomic, write_text_atomic
 from qbo.oracles import bernoulli, discrete
 from qbo.problems import make_problem
 from qbo.problems.base import Problem
@@ -592,14 +592,27 @@ def _longest_first(jobs: list[Job], learners: tuple) -> list[Job]:
     return sorted(jobs, key=lambda j: (-j.horizon, quantum[j.learner], -j.count))
 
 
-def run_jobs(jobs: list[Job], workers: int, learners: tuple, cache: dict) -> list[dict]:
-    """Run the jobs not in ``cache`` (by ``Job.key``) on ``workers`` local Dask workers
+def job_id(job: Job) -> str:
+    """``Job.key`` as one JSON string (the key of the job journal)."""
+    return json.dumps([job.placement, job.spread, job.algorithm, [list(o) for o in job.options], job.horizon,
+                       job.first, job.count, list(job.readouts)])
+
+
+def run_jobs(jobs: list[Job], workers: int, learners: tuple, cache: dict, journal: Path | None = None) -> list[dict]:
+    """Run the jobs not in ``cache`` (by ``job_id``) on ``workers`` local Dask workers
     (``qbo.experiments.fanout.fan_out``), fill the cache, and return every job's rows with
-    its own setting."""
-    todo = _longest_first([j for j in {j.key: j for j in jobs if j.key not in cache}.values()], learners)
-    for job, rows in zip(todo, run_cases_with(run_job, todo, workers)):
-        cache[job.key] = rows
-    return [dict(r, setting=j.setting) for j in jobs for r in cache[j.key]]
+    its own setting. With ``journal``, each finished chunk of jobs is appended to it, so a
+    killed grid resumes from there (``section_frontier`` reads it back and removes it once
+    the outputs are written): chunks of 8 jobs a worker, longest first."""
+    todo = _longest_first([j for j in {job_id(j): j for j in jobs if job_id(j) not in cache}.values()], learners)
+    chunk = max(1, 8 * workers) if journal is not None else max(1, len(todo))
+    for i in range(0, len(todo), chunk):
+        part = todo[i:i + chunk]
+        for job, rows in zip(part, run_cases_with(run_job, part, workers)):
+            cache[job_id(job)] = rows
+            if journal is not None:
+                append_line(journal, {"job": job_id(job), "rows": rows}, fsync=True)
+    return [dict(r, setting=j.setting) for j in jobs for r in cache[job_id(j)]]
 
 
 def run_cases_with(fn, jobs: list, workers: int) -> list:
@@ -925,16 +938,22 @@ def _frontier(args) -> None:
         if len(learner.grid) > MAX_CONFIGS:
             raise SystemExit(f"learner {learner.label} has {len(learner.grid)} configurations, the protocol allows {MAX_CONFIGS}")
     start = time.perf_counter()
-    cache: dict = {}
+    prefix = "frontier_quick" if args.quick else args.prefix
+    journal = Path(args.out) / f"{prefix}_jobs.partial.jsonl"
+    if args.fresh and journal.exists():
+        journal.unlink()
+    cache = {line["job"]: line["rows"] for line in read_lines(journal)} if journal.exists() else {}
+    if cache:
+        print(f"frontier: {len(cache)} jobs done before, read from {journal}", flush=True)
     tuned = "tuned" in grid.settings
     first = (training_jobs(grid) if tuned else []) + (evaluation_jobs(grid, "theory", {}) if "theory" in grid.settings else [])
     print(f"frontier: {len(first)} jobs (training + theory), workers {args.workers}", flush=True)
-    rows = run_jobs(first, args.workers, grid.learners, cache)
+    rows = run_jobs(first, args.workers, grid.learners, cache, journal)
     picks, tuning = pick_configurations(grid, rows) if tuned else ({}, [])
     if tuned:
         second = evaluation_jobs(grid, "tuned", picks)
-        print(f"frontier: {len(second)} tuned evaluation jobs ({sum(j.key not in cache for j in second)} new)", flush=True)
-        rows += run_jobs(second, args.workers, grid.learners, cache)
+        print(f"frontier: {len(second)} tuned evaluation jobs ({sum(job_id(j) not in cache for j in second)} new)", flush=True)
+        rows += run_jobs(second, args.workers, grid.learners, cache, journal)
     wall = time.perf_counter() - start
     evaluation = [r for r in rows if r["setting"] != "train"]
     cells = cell_rows(grid, evaluation)
@@ -948,13 +967,13 @@ def _frontier(args) -> None:
     timing = f"\nwall {wall:.1f} s on {args.workers} workers; CPU s of the runs {cpu:.1f}\n" + time_table(rows)
     print(timing, flush=True)
     text += "\n" + timing
-    prefix = "frontier_quick" if args.quick else args.prefix
     for path in write_outputs(Path(args.out), prefix, rows, cells, ratios, crossings, slopes, tuning, text, meta):
         print(f"wrote {path}")
     figure = Path(args.figure) if args.figure else Path(args.out) / f"{prefix}.png"
     if ratios:
         ratio_figure(ratios, figure)
         print(f"wrote {figure}")
+    journal.unlink(missing_ok=True)  # every job's rows are in PREFIX_runs.jsonl now
 
 
 def main() -> None:
@@ -974,6 +993,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     frontier = parser.add_argument_group("frontier (docs/frontier.md)")
     frontier.add_argument("--quick", action="store_true", help="a tiny grid (seconds), for tests")
+    frontier.add_argument("--fresh", action="store_true", help="ignore the job journal of a killed grid (start over)")
     frontier.add_argument("--plan", action="store_true", help="print the learner-trials and calls to run, run nothing")
     frontier.add_argument("--settings", default="theory,tuned")
     frontier.add_argument("--long-budget", default="1e7", help="the long run of the centred spreads <= 0.01 ('none': skip)")

@@ -152,16 +152,28 @@ def test_bad_frontier_option_is_one_line_exit_2(tmp_path, capsys, bad, named):
 # --- a tiny grid end to end ------------------------------------------------------------------
 
 def test_quick_grid_writes_every_output(tmp_path, capsys):
+    """The tiny grid end to end, resumed from a job journal holding one (made-up) finished job:
+    its rows are used as they are, the others run, and the journal is gone at the end."""
     out = tmp_path / "out"
+    grid = regret.frontier_grid(regret_args(["--quick"]))
+    done = next(j for j in regret.evaluation_jobs(grid, "theory", {}) if j.learner == "thompson")
+    made_up = [{"setting": "theory", "placement": done.placement, "spread": done.spread, "learner": done.learner,
+                "algorithm": done.algorithm, "config": "-", "horizon": done.horizon, "seed": done.first + i,
+                "stages": 1, "calls": done.horizon, "wall_s": 0.0, "cpu_s": 0.0, "points": list(done.readouts),
+                "regret": [0.001 * p * (i + 1) for p in done.readouts]} for i in range(done.count)]
+    journal = out / "frontier_quick_jobs.partial.jsonl"
+    out.mkdir()
+    journal.write_text(json.dumps({"job": regret.job_id(done), "rows": made_up}) + "\n")
     args = ["--section", "frontier", "--quick", "--workers", "1", "--out", str(out), "--bootstrap", "200"]
     run_main(args)
     printed = capsys.readouterr().out
+    assert "1 jobs done before" in printed and not journal.exists()
     assert "best quantum / best classical" in printed and "Crossover T" in printed
     names = {p.name for p in out.iterdir()}
     assert names == {f"frontier_quick{s}" for s in ("_runs.jsonl", "_cells.csv", "_ratio.csv", "_crossover.csv",
                                                   "_slopes.csv", "_tuning.csv", ".txt", ".png")}
     rows = [json.loads(line) for line in (out / "frontier_quick_runs.jsonl").read_text().splitlines()]
-    grid = regret.frontier_grid(regret_args(["--quick"]))
+    assert [r for r in rows if r["setting"] == "theory" and r["learner"] == "thompson"] == made_up
     evaluation = [r for r in rows if r["setting"] != "train"]
     assert {r["setting"] for r in rows} == {"train", "theory", "tuned"}
     assert {r["seed"] for r in evaluation} == {100, 101}
