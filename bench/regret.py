@@ -760,17 +760,22 @@ def ratio_figure(ratios: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    panels = sorted({(r["setting"], r["placement"]) for r in ratios}, key=lambda k: (k[0] != "theory", k[1]))
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 3.6), squeeze=False,
-                             sharey=True)
-    for ax, (setting, pl) in zip(axes[0], panels):
+    settings = sorted({r["setting"] for r in ratios}, key=lambda k: k != "theory")
+    placements = sorted({r["placement"] for r in ratios})
+    colours = {v: f"C{i}" for i, v in enumerate(sorted({r["spread"] for r in ratios}, reverse=True))}  # one per spread
+    fig, axes = plt.subplots(len(settings), len(placements), figsize=(5.0 * len(placements), 3.6 * len(settings)),
+                             squeeze=False, sharey=True)
+    for (i, setting), (j, pl) in [(a, b) for a in enumerate(settings) for b in enumerate(placements)]:
+        ax = axes[i][j]
         spreads = sorted({r["spread"] for r in ratios if (r["setting"], r["placement"]) == (setting, pl)}, reverse=True)
         for v in spreads:
             mine = sorted((r for r in ratios if (r["setting"], r["placement"], r["spread"]) == (setting, pl, v)),
                           key=lambda r: r["T"])
             T = [r["T"] for r in mine]
-            line, = ax.plot(T, [r["ratio"] for r in mine], marker="o", ms=3, label=f"spread {v:g}")
-            ax.fill_between(T, [r["low"] for r in mine], [r["high"] for r in mine], color=line.get_color(), alpha=0.18)
+            ax.plot(T, [r["ratio"] for r in mine], marker="o", ms=3, color=colours[v], label=f"spread {v:g}")
+            ax.fill_between(T, [r["low"] for r in mine], [r["high"] for r in mine], color=colours[v], alpha=0.18)
+        if not spreads:
+            ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center", va="center", color="0.4")
         ax.axhline(1.0, color="k", lw=0.8, ls="--")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -779,8 +784,12 @@ def ratio_figure(ratios: list[dict], path: Path) -> None:
         ax.set_title(f"{setting}, {pl}", fontsize=10)
         ax.set_xlabel("T (oracle calls)")
         ax.grid(True, which="both", alpha=0.25)
-    axes[0][0].set_ylabel("best quantum / best classical regret")
-    axes[0][0].legend(fontsize=7, loc="best")
+    for row in axes:
+        row[0].set_ylabel("best quantum / best classical regret")
+    for row in axes:
+        for ax in row:
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
