@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from qbo.execution.base import Executor, ones
+from qbo.execution.sampler import NOISELESS_SAMPLER_TARGETS
 from qbo.grover import power_circuit
 from qbo.oracles.base import Oracle
 from qbo.qmc.result import Estimate, Round
@@ -31,7 +32,7 @@ class MeanEstimator(Protocol):
         ...
 
 
-NOISELESS_TARGETS = ("exact", "aer")  # every other target (aer:NAME, fake:, ibm:) carries device noise
+NOISELESS_TARGETS = ("exact", "aer", *NOISELESS_SAMPLER_TARGETS)  # others (aer:NAME, fake:, ibm:, samplers) are noisy
 
 
 def without_device_model(estimate: Estimate, target: str) -> Estimate:
