@@ -74,18 +74,36 @@ def run(
 
 
 @one_line_errors
-def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> None:
-    """Redraw regret.png of a finished run from its stages.jsonl."""
-    from qbo.experiments.config import load_config
-    from qbo.experiments.plot import plot_regret
-    from qbo.experiments.schema import read_stage_records
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")],
+    logx: Annotated[bool, typer.Option("--logx", help="Logarithmic x-axis (oracle calls or rounds).")] = False,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="png | svg | pdf (default: from --out's suffix, else png).")] = None,
+    dpi: Annotated[int, typer.Option(help="Resolution in dots per inch (PNG pixels; SVG and PDF scale).")] = 120,
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: RUN_DIR/regret.FORMAT).")] = None,
+) -> None:
+    """Draw a finished run's regret figure from its stages.jsonl, for publication: a line style
+    and marker per policy (legible in grayscale), a title naming problem, target, estimator and
+    mitigation. Without options it redraws RUN_DIR/regret.png in that style."""
+    from qbo.experiments.figure import Style, figure_format  # numpy, not yet matplotlib
+    from qbo.files import check_writable
+    from qbo.limits import DPI_MAX, DPI_MIN, check_int
 
+    fmt = figure_format(fmt, out)
+    check_int(dpi, "dpi", DPI_MIN, DPI_MAX, "DPI_MAX")
+    target = out if out is not None else run_dir / f"regret.{fmt}"
     stages = run_dir / "stages.jsonl"
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
+    check_writable(target)
+
+    # Heavy (the run's config pulls in qbo's algorithms; matplotlib), once the options are checked.
+    from qbo.experiments.config import load_config
+    from qbo.experiments.plot import write_figure
+    from qbo.experiments.schema import read_stage_records
+
     records = read_stage_records(stages)
-    plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
-    typer.echo(f"wrote {run_dir / 'regret.png'}")
+    write_figure(records, load_config(run_dir / "config.toml"), target, Style(fmt, dpi, logx, marked=True))
+    typer.echo(f"wrote {target}")
 
 
 @one_line_errors
