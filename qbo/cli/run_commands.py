@@ -6,7 +6,7 @@ import gc
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NamedTuple, Optional
 
 import typer
 
@@ -40,18 +40,22 @@ def run(
     yes: Annotated[bool, typer.Option("--yes", help="Run even if the predicted work exceeds the limits in docs/limits.md.")] = False,
     workers: Annotated[Optional[int], typer.Option(help="Run units in parallel on N local Dask workers (docs/scale-out.md).")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Run units on the Dask cluster at tcp://HOST:PORT (docs/scale-out.md).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (stderr).")] = False,
+    progress_every: Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal (a terminal shows a bar with the time left).")] = 10.0,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
+    from qbo.cli.progress import check_every
     from qbo.experiments.config import ExperimentConfig, load_config
     from qbo.experiments.folder import open_run_folder
     from qbo.limits import check_stages
     from qbo.experiments.summary import format_table, summarise
 
     started = time.perf_counter()
+    show = _Show(quiet, check_every(progress_every))
     if resume is not None:
         cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
-        records = _execute(cfg, resume, workers, scheduler)
+        records = _execute(cfg, resume, workers, scheduler, show)
         folder = resume
     else:
         base = load_config(config) if config is not None else ExperimentConfig()
@@ -66,7 +70,7 @@ def run(
         _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         folder = out or fresh_folder()
-        records = _execute(cfg, folder, workers, scheduler)
+        records = _execute(cfg, folder, workers, scheduler, show)
     typer.echo(format_table(summarise(records, cfg)))
     if cfg.accounting == "reference":
         typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
@@ -121,20 +125,30 @@ def export(
     typer.echo(f"wrote {export_parquet(run_dir, out)}")
 
 
-def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
+def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None, show: "_Show"):
     """Run (or resume) in this process, or fanned out on Dask when --workers/--scheduler is given."""
+    from qbo.cli.progress import RunProgress
+
+    units = cfg.trials * len(cfg.algorithms)
     if workers is None and scheduler is None:
         from qbo.experiments.runner import run_experiment
 
         # the modules and config are loaded for good: the collector need not rescan them on
         # each of the run's ~10^5 stages (bench/speed.py: about 0.5 s of the default run)
         gc.freeze()
-        with _progress(cfg) as report:
+        with RunProgress(units, cfg.budget, every=show.every, quiet=show.quiet) as report:
             return run_experiment(cfg, folder, report)
     from qbo.experiments.fanout import run_fanned_out
 
-    with _progress(cfg, units=True) as report:
+    with RunProgress(units, cfg.budget, by_unit=True, every=show.every, quiet=show.quiet) as report:
         return run_fanned_out(cfg, folder, workers=1 if workers is None else workers, scheduler=scheduler, on_unit=report)
+
+
+class _Show(NamedTuple):
+    """What progress `qbo run` shows (qbo.cli.progress)."""
+
+    quiet: bool
+    every: float
 
 
 def _time_varying_budget(cfg, budget_unset: bool):
@@ -166,34 +180,3 @@ def fresh_folder(prefix: str = "") -> Path:
         n += 1
         folder = Path("runs") / f"{stamp}-{n}"
     return folder
-
-
-class _progress:
-    """A rich progress bar over units and budget (or over units done, ``units=True``);
-    silent when output is not a terminal."""
-
-    def __init__(self, cfg, units: bool = False) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._units = units
-        self._total = cfg.trials * len(cfg.algorithms) * (1 if units else cfg.budget)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True)
-        self._done: dict[str, int] = {}
-        self._step = max(1, cfg.budget // 500)
-
-    def __enter__(self):
-        self._bar.start()
-        self._task = self._bar.add_task("units done" if self._units else "trials x budget", total=self._total)
-        return self._report
-
-    def _report(self, unit: str, calls: int, budget: int) -> None:
-        if self._units:  # (unit, units done, units in all)
-            self._bar.update(self._task, completed=calls, description=f"units done ({unit})")
-            return
-        if calls - self._done.get(unit, 0) < self._step and calls < budget:
-            return  # redraw every 1/500 of a unit's budget, not on each of a run's ~10^5 stages
-        self._done[unit] = calls
-        self._bar.update(self._task, completed=sum(self._done.values()), description=unit)
-
-    def __exit__(self, *exc) -> None:
-        self._bar.stop()
