@@ -1,7 +1,7 @@
 """The one entry an estimator's public ``estimate`` goes through: problems and executors as
 users hold them (``qbo.oracles.accepted``, ``qbo.execution.sampler``).
 
-``estimate(problem, executor, *, objective=None)``: ``problem`` is an Oracle, a bare
+``estimate(oracle, executor, *, objective=None)``: ``oracle`` is an Oracle, a bare
 ``QuantumCircuit`` (with ``objective=q``) or a qiskit-algorithms ``EstimationProblem``;
 ``executor`` is a qbo executor or any Qiskit ``BaseSamplerV2``. An estimate made through a
 bare sampler records the sampler, the shots it asked for and got back, and that no
@@ -30,8 +30,8 @@ def accepts_user_inputs(
     """Decorate an estimator's ``estimate(self, oracle, executor)`` (module docstring)."""
 
     @functools.wraps(estimate)
-    def wrapper(self: E, problem: Any, executor: Any, *, objective: int | None = None) -> Estimate:
-        oracle = as_oracle(problem, objective)
+    def wrapper(self: E, oracle: Any, executor: Any, *, objective: int | None = None) -> Estimate:
+        oracle = as_oracle(oracle, objective)
         runner = as_executor(executor)
         if not isinstance(runner, SamplerExecutor):
             return estimate(self, oracle, runner)
