@@ -32,6 +32,7 @@ HOW: dict[str, list[str] | str] = {
     "qbo run": SMALL_RUN,
     "qbo run examples/centred.toml": SMALL_RUN,
     "qbo run --problem synthetic-gaussian --algorithms q-gp-ucb,gp-ucb,thompson,kl-ucb --trials 5": SMALL_RUN,
+    "qbo run examples/custom/experiment.toml": SMALL_RUN,
     f"qbo run --resume {RUN_FOLDER}": ["--quiet"],
     "qbo run --workers 4": SMALL_RUN,
     "qbo run --scheduler tcp://HOST:8786": "needs a running Dask scheduler at HOST (docs/scale-out.md)",

@@ -19,6 +19,7 @@ import numpy as np
 from qbo.algorithms import is_quantum
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Curves, Painter, Style, render
+from qbo.experiments.summary import regret_known
 from qbo.files import write_bytes_atomic
 from qbo.problems import is_drifting
 
@@ -51,6 +52,31 @@ def regret_curves(
     return curves
 
 
+def reward_curves(records: list[dict[str, Any]], budget: int, points: int = 400, log_grid: bool = False) -> Curves:
+    """Per algorithm: (calls grid, mean, stderr) of the calls-weighted mean of the rewards a
+    unit observed so far (its estimates and samples), for problems without exact means; the
+    grid as ``regret_curves``'."""
+    grid = np.geomspace(1, max(budget, 2), points) if log_grid else np.linspace(0, budget, points)
+    per: dict[str, list[np.ndarray]] = {}
+    for (alg, _), rows in groupby(records, key=itemgetter("algorithm", "trial")):
+        calls, means, total, weight = [], [], 0.0, 0
+        for r in rows:
+            if r["estimate"] is not None:
+                total += r["oracle_calls"] * r["estimate"]
+                weight += r["oracle_calls"]
+            if weight:
+                calls.append(r["cum_calls"])
+                means.append(total / weight)
+        if calls:
+            per.setdefault(alg, []).append(np.interp(grid, calls, means, left=np.nan))
+    curves = {}
+    for alg, rows in per.items():
+        ys = np.array(rows)
+        se = ys.std(axis=0, ddof=1) / np.sqrt(len(ys)) if len(ys) > 1 else np.zeros_like(grid)
+        curves[alg] = (grid, ys.mean(axis=0), se)
+    return curves
+
+
 def regret_figure(
     records: list[dict[str, Any]], config: ExperimentConfig, logx: bool = False, full_title: bool = False,
 ) -> tuple[Curves, str, str, str]:
@@ -61,6 +87,10 @@ def regret_figure(
     quantum = any(is_quantum(a) for a in config.algorithms)
     if is_drifting(config.problem):
         figure = _drifting(records, config, per_round=not quantum, logx=logx)
+    elif not regret_known(records):  # a user's problem without exact means: no regret to draw
+        figure = (reward_curves(records, config.budget, log_grid=logx), "oracle calls (honest: shots x (2k+1))",
+                  "mean reward observed so far (estimates)",
+                  f"{config.problem}: exact means unknown, no regret; {config.trials} trials")
     else:
         accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
         figure = (regret_curves(records, config.budget, log_grid=logx), "oracle calls" + accounting, "cumulative regret",
@@ -69,7 +99,8 @@ def regret_figure(
         return figure
     setting = (f"target {config.target}, estimator {config.estimator}, mitigation {config.mitigation}" if quantum
                else f"target {config.target} (classical policies: no estimator)")
-    return (*figure[:3], f"{config.problem}, {config.trials} trials, budget {config.budget}\n{setting}")
+    unknown = ": exact means unknown, no regret" if figure[1].startswith("oracle calls") and figure[2].startswith("mean reward") else ""
+    return (*figure[:3], f"{config.problem}{unknown}, {config.trials} trials, budget {config.budget}\n{setting}")
 
 
 def regret_png(records: list[dict[str, Any]], config: ExperimentConfig, painter: Painter | None = None) -> Callable[[], bytes]:
