@@ -594,8 +594,7 @@ def _longest_first(jobs: list[Job], learners: tuple) -> list[Job]:
 
 def job_id(job: Job) -> str:
     """``Job.key`` as one JSON string (the key of the job journal)."""
-    return json.dumps([job.placement, job.spread, job.algorithm, [list(o) for o in job.options], job.horizon,
-                       job.first, job.count, list(job.readouts)])
+    return json.dumps(job.key)  # tuples become lists
 
 
 def run_jobs(jobs: list[Job], workers: int, learners: tuple, cache: dict, journal: Path | None = None) -> list[dict]:
