@@ -225,16 +225,11 @@ def cost_collect(trials: int, path: str) -> None:
     from qbo.qmc import iae
 
     keys: dict[str, None] = {}
-    compute = iae._expected_calls
-
-    def record(config, key, eps, model=None):  # type: ignore[no-untyped-def]
+    with iae.recording_cost_queries() as queries, contextlib.redirect_stdout(io.StringIO()):
+        loop_child(trials)
+    for config, key, eps in queries:
         if key is None:
             keys.setdefault(json.dumps([dataclasses.asdict(config), eps]))
-        return compute(config, key, eps, model)
-
-    iae._expected_calls = record
-    with contextlib.redirect_stdout(io.StringIO()):
-        loop_child(trials)
     Path(path).write_text("[" + ",".join(keys) + "]")
 
 
@@ -246,10 +241,7 @@ def cost_child(path: str, passes: int) -> None:
     configs = [(iae.IterativeAmplitudeEstimation(**fields), eps) for fields, eps in json.loads(Path(path).read_text())]
     times, values = [], []
     for _ in range(passes):
-        iae._COSTS._values.clear()
-        for cached in vars(iae).values():
-            if hasattr(cached, "cache_clear"):
-                cached.cache_clear()
+        iae.clear_cost_caches()
         wall, cpu = time.perf_counter(), time.process_time()
         values = [config.expected_calls(eps) for config, eps in configs]
         times.append([time.perf_counter() - wall, time.process_time() - cpu])

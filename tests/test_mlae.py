@@ -15,7 +15,7 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
-from qbo.qmc.mlae import _Run
+from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.likelihood import (
@@ -258,11 +258,11 @@ def test_the_check_design_resolves_delta_better_than_k0_shots_with_a0_free():
     ratios = []
     for a in (0.15, 0.45, 0.8):
         theta = math.asin(math.sqrt(a))
-        run = _Run(MaximumLikelihoodAE(1e-4, decay="fit", check_shots=12000), 1e-4, A0_FREE)
+        run = Schedule(MaximumLikelihoodAE(1e-4, decay="fit", check_shots=12000), 1e-4, A0_FREE)
         sample = lambda k, n: (Round(k=k, shots=n, ones=round(float(_expected([k], [n], theta, **TRUE).ones[0]))),)
         run.rounds = [sample(k, 16)[0] for k in range(16)] + [sample(k, 200)[0] for k in (3, 7, 11, 15)]
-        run._refit(whole=True)
-        ks, shots, scales = run._pooled()
+        run.refit(whole=True)
+        ks, shots, scales = run.pooled()
         k0 = rotation_information(run.fit.theta, run.fit.u, run.fit.v, np.append(ks, 0.0), np.append(shots, 12000.0),
                                   A0_FREE, np.append(scales, 1.0))[0] ** -0.5
         run.check(sample)
@@ -510,13 +510,13 @@ def test_the_final_interval_spans_every_mode_within_the_threshold(k0_shots, both
     alias = (2 * math.pi - (2 * k + 1) * theta) / (2 * k + 1)
     rounds = [Round(k=k, shots=2000, ones=round(2000 * math.sin((2 * k + 1) * theta) ** 2)),
               Round(k=0, shots=k0_shots, ones=round(k0_shots * math.sin(theta) ** 2))]
-    run = _Run(MaximumLikelihoodAE(1e-3, decay="none"), 1e-3, DecayPrior())
+    run = Schedule(MaximumLikelihoodAE(1e-3, decay="none"), 1e-3, DecayPrior())
     run.rounds = rounds
-    run._refit(whole=True)
+    run.refit(whole=True)
     run.fit = replace(run.fit, loc_low=theta - 0.01, loc_high=theta + 0.01)  # a window that left the alias
-    run._refit()
+    run.refit()
     assert run.fit.low <= theta <= run.fit.high and not run.fit.low <= alias <= run.fit.high
-    run._span_other_modes()
+    run.span_other_modes()
     grid = np.linspace(0.0, math.pi / 2, 50_001)
     ll = profile(grid, Pooled.of(rounds), DecayPrior())[0]
     inside = grid[2 * (ll.max() - ll) <= run.c_final]
