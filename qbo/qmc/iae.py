@@ -36,6 +36,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS
 from qbo.qmc.iae_engine import Plan, State, clear_caches
+from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
 
@@ -65,6 +66,9 @@ class IterativeAmplitudeEstimation:
         final_factor: a round is final if it needs <= this times an intermediate's shots.
         final_safety: final rounds take this times the plug-in shot count.
         mitigation: optional ``qbo.mitigation`` probability estimator (None: plain rounds).
+        max_calls: optional cap on honest oracle calls: a round is cut to the shots that fit
+            (its level was fixed from the past, so the union bound still holds) and the
+            loop stops when none fit, with the honest interval and reached_epsilon False.
     """
 
     epsilon: float
@@ -80,6 +84,7 @@ class IterativeAmplitudeEstimation:
     final_factor: float = 2.0
     final_safety: float = 1.0
     mitigation: ProbabilityEstimator | None = None
+    max_calls: int | None = None
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -95,6 +100,8 @@ class IterativeAmplitudeEstimation:
             raise ValueError(f"alpha_split must be one of {', '.join(SPLITS)}, got '{self.alpha_split}'")
         if self.max_rounds is not None and self.max_rounds < 1:
             raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        if self.max_calls is not None and not (isinstance(self.max_calls, int) and self.max_calls >= 1):
+            raise ValueError(f"max_calls must be an integer >= 1 oracle call or None, got {self.max_calls}")
         if not 0 < self.final_share < 1:
             raise ValueError(f"final_share must be in (0, 1), got {self.final_share}")
         for name in ("growth", "final_factor", "final_safety"):
@@ -105,9 +112,10 @@ class IterativeAmplitudeEstimation:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
         probe = None if self.mitigation is None else self.mitigation.bind(executor, oracle)
-        rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n), probe)
-        a_low, a_high = state.amplitude_interval()
         method = "iae" if self.mitigation is None else f"iae+{self.mitigation.name}"
+        tracker = Tracker(method, lambda: self.expected_calls(eps))
+        rounds, state = self._run(eps, lambda k, n: run_round(executor, oracle, k, n), probe, on_rounds=tracker.add)
+        a_low, a_high = state.amplitude_interval()
         est = to_estimate(
             oracle, a_low, a_high, 0.5 * (a_low + a_high),
             epsilon=self.epsilon, alpha=self.alpha, rounds=tuple(rounds),
@@ -133,10 +141,12 @@ class IterativeAmplitudeEstimation:
         return _expected_calls(replace(self, mitigation=None), key, float(epsilon_unit), model)
 
     def _run(
-        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None, plan: Plan | None = None
+        self, eps: float, sample: Sampler, probe: RoundEstimator | None = None, plan: Plan | None = None,
+        on_rounds: Callable[[tuple[Round, ...]], None] | None = None,
     ) -> tuple[list[Round], State]:
         """The rounds and final state of one schedule; ``plan`` (``Plan.make(self, eps, ...)``)
-        may be passed in when several schedules share it (the cost model's amplitudes)."""
+        may be passed in when several schedules share it (the cost model's amplitudes);
+        ``on_rounds`` hears every round as it runs (progress)."""
         if plan is None:
             plan = Plan.make(self, eps, probe)
         state = State(self.alpha, self.final_share)
@@ -146,29 +156,56 @@ class IterativeAmplitudeEstimation:
             k = state.next_k(plan) if done else 0
             done += 1
             if probe is not None:
-                ran = self._mitigated_round(plan, state, probe, k)
+                ran = self._mitigated_round(plan, state, probe, k, rounds)
                 if ran is None:
                     break
-                rounds.extend(ran)
             elif self.alpha_split == "spend":
                 decision = plan.spend(state, k)
                 if decision is None:  # eps out of reach at this depth: stop before spending
                     break
                 shots, alpha_i = decision
+                shots = self._within(k, shots, rounds, None)
+                if shots < 1:  # the call cap is spent
+                    break
                 rnd = sample(k, shots)
                 state.update_fresh(rnd, alpha_i, plan)
-                rounds.append(rnd)
+                ran = (rnd,)
             else:
-                rnd = sample(k, plan.shots_at(k))
+                shots = self._within(k, plan.shots_at(k), rounds, None)
+                if shots < 1:
+                    break
+                rnd = sample(k, shots)
                 state.update_pooled(rnd, plan)
-                rounds.append(rnd)
+                ran = (rnd,)
+            rounds.extend(ran)
+            if on_rounds is not None:
+                on_rounds(ran)
         return rounds, state
 
+    def _within(self, k: int, shots: int, rounds: list[Round], probe: RoundEstimator | None) -> int:
+        """The most shots, up to ``shots``, of a round at power k whose honest calls (folded
+        ones at their scale) fit in what ``max_calls`` leaves after ``rounds``."""
+        if self.max_calls is None:
+            return shots
+        room = self.max_calls - sum(r.oracle_calls for r in rounds)
+
+        def calls(n: int) -> int:
+            per_shot = n if probe is None else sum(m * s for m, s in zip(probe.shots_per_scale(n), probe.scales))
+            return per_shot * (2 * k + 1)
+
+        if calls(shots) <= room:
+            return shots
+        low, high = 0, shots  # calls(low) <= room < calls(high); calls is non-decreasing in n
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if calls(mid) <= room else (low, mid)
+        return low
+
     def _mitigated_round(
-        self, plan: Plan, state: State, probe: RoundEstimator, k: int
+        self, plan: Plan, state: State, probe: RoundEstimator, k: int, rounds: list[Round]
     ) -> tuple[Round, ...] | None:
         """One round through a mitigation: a fresh interval at this round's level (None: stop,
-        as ``Plan.spend`` decides)."""
+        as ``Plan.spend`` decides, or the call cap is spent)."""
         if self.alpha_split == "spend":
             decision = plan.spend(state, k)
             if decision is None:
@@ -177,6 +214,9 @@ class IterativeAmplitudeEstimation:
         else:
             shots, alpha_i = plan.shots_at(k), plan.round_alpha(k, state.next_repeat(k))
             state.alphas.append(alpha_i)
+        shots = self._within(k, shots, rounds, probe)
+        if shots < 1:
+            return None
         result = probe.estimate(k, shots, alpha_i)
         state.update_interval(k, shots, result.p_low, result.p_high)
         return result.rounds

@@ -37,6 +37,7 @@ from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round
 from qbo.qmc.likelihood import DecayPrior
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_report import report
+from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
 
@@ -156,8 +157,10 @@ class MaximumLikelihoodAE:
         prior = self.prior_for(oracle, executor)
         folds = None if self.mitigation is None else self.mitigation.bind(executor, oracle)
         run = Schedule(self, eps, prior, folds)
-        plain = lambda k, n: (run_round(executor, oracle, k, n),)  # noqa: E731
-        run.loop(plain if folds is None else folds.sample)
+        tracker = Tracker("mlae" if folds is None else "mlae+zne",
+                          lambda: float(self.budget) if self.budget is not None else self.expected_calls(eps))
+        plain = lambda k, n: tracker.told((run_round(executor, oracle, k, n),))  # noqa: E731
+        run.loop(plain if folds is None else lambda k, n: tracker.told(folds.sample(k, n)))
         run.check(plain)  # the k = 0 check round is never folded
         return report(run, oracle, executor.target, time.perf_counter() - start, on_real_device(executor.target))
 
