@@ -579,6 +579,21 @@ def test_a_wide_a0_prior_stops_as_unreachable_instead_of_spending_max_calls():
         assert est.oracle_calls < 10_000 and est.ci_low <= 0.46 <= est.ci_high
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_an_out_of_reach_eps_does_not_give_up_cheaply(seed):
+    """Issue 24, item 3: with A0 anywhere from ~0 to 1 (an untrusted contrast) and eps = 0.005
+    out of reach, the estimate stopped after 112 to 496 calls with the whole window. Now it
+    spends at least GIVE_UP_CALLS, reports a floor, and the interval still covers."""
+    from qbo.qmc.mlae_design import GIVE_UP_CALLS
+
+    wide = replace(DEEP_PRIOR, a0_sd=abs(math.log(0.065)))
+    est = MaximumLikelihoodAE(0.005, ALPHA, prior=wide).estimate(bernoulli(0.3), ModelExecutor(0.3, seed=seed, **DEEP))
+    d = est.diagnostics
+    assert d["stopped"] == "unreachable" and not est.reached_epsilon and est.ci_low <= 0.3 <= est.ci_high
+    assert est.oracle_calls >= GIVE_UP_CALLS
+    assert d["epsilon_floor"] > 0.005
+
+
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_finishing_rounds_that_fall_short_grow_across_powers(seed):
     """At the cap the design alternates powers, and the Fisher prediction of the last round

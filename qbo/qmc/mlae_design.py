@@ -38,6 +38,7 @@ IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_le
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
 HOPE_SHRINK = 0.9  # hoping: least shrink of the half-width per doubling of the calls
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
+GIVE_UP_CALLS = 1000  # on a noisy target, eps out of reach stops the loop only after this many calls
 CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
 Sampler = Callable[[int, int], tuple[Round, ...]]
 
@@ -211,7 +212,7 @@ class Schedule(ProfileFit):
                 extra = self.calls_to_reach(self.eps)
                 if extra is None or extra > self.max_calls - self.calls:  # at the fit; and where a is most
                     extra = self._hoping()  # learnable within the interval, while that still pays
-                if extra is None or extra > self.max_calls - self.calls:
+                if (extra is None or extra > self.max_calls - self.calls) and self.may_give_up():
                     return k, None
             floor = 2 * self.last_shots if k == self.k else cfg.shots
             if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
@@ -313,6 +314,13 @@ class Schedule(ProfileFit):
         gains = [(self._theta_sd(self.with_round(terms, c, n), theta) ** -2 - base) / self.round_calls(c, n) for c in cands]
         return cands[int(np.argmax(gains))]
 
+
+    def may_give_up(self) -> bool:
+        """Whether an eps out of reach may stop the estimate now (issue 24, item 3): on a noisy
+        target only after ``GIVE_UP_CALLS`` honest calls. The predicted floor (``floor``) is
+        no proof that nothing better is reachable: it is local (Fisher information at the
+        fit), and with A0 free the k = 0 counts still bound |a - 1/2| from below."""
+        return self.prior.noiseless or self.calls >= min(GIVE_UP_CALLS, self.max_calls)
 
     def _hoping(self) -> float | None:
         """``calls_to_reach`` at ``_hopeful_theta``, while hoping still buys progress: each

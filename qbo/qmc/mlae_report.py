@@ -100,7 +100,7 @@ def reach_diagnostics(
     else:
         extra = run.calls_to_reach(run.eps)
         calls_needed = None if extra is None else float(run.calls + extra)
-        floor = 0.0 if extra is not None else run.floor() * scale
+        floor = 0.0 if extra is not None and run.stopped != "unreachable" else run.floor() * scale
         reachable = half * scale
     return {
         "interval_method": method,
