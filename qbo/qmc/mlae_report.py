@@ -43,13 +43,18 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
             value = shallow_value(run.rounds, run.prior)
         value = min(max(value, a_low), a_high)
         method_note += "; widened (model does not fit: dispersion-scaled, hull with the k=0 interval)"
+    sd, detectable, shift = run.rotation_reach()
+    widen = rotation_widening(sd, rot, shift, run.z) if fits and real_device else 0.0
+    if 0.0 < widen < math.inf:  # a real device can over-rotate: hold every delta the counts cannot exclude
+        a_low, a_high = max(0.0, a_low - widen), min(1.0, a_high + widen)
+        method_note += "; widened by the over-rotation of Q the counts cannot exclude"
     reached = fits and 0.5 * (a_high - a_low) <= run.eps * (1 + 1e-9)
     scale = oracle.high - oracle.low
     diagnostics = reach_diagnostics(run, dev, dof, p, fits, method_note, scale, a_high - a_low)
-    sd, detectable, shift = run.rotation_reach()
     finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
     diagnostics.update(rotation_score=rot, rotation_p_value=p_rot, rotation_sd=finite(sd),
-                       rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale))
+                       rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale),
+                       rotation_widening=finite(widen * scale))
     note = ""
     if not fits:
         why = []
@@ -65,7 +70,7 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         note = (f"eps={run.cfg.epsilon} not reached ({run.stopped}); half-width "
                 f"{diagnostics['reachable_half_width']:.3g}; {need}")
     moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
-    if fits and real_device and moves < detectable:  # a real device can over-rotate
+    if fits and real_device and not widen < math.inf and moves < detectable:  # a real device can over-rotate
         if math.isfinite(detectable):
             flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the "
                      f"counts resolve one to sd {sd:.2g} rad)")
@@ -79,12 +84,32 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
                  f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
                  "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
         note = f"{note}; {blind}" if note else blind
+    if 0.0 < widen < math.inf:
+        held = widen / abs(shift)
+        wider = (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot "
+                 f"exclude (up to {held:.2g} rad per Grover step; the counts resolve one to sd {sd:.2g} rad), which "
+                 f"widens it by {widen * scale:.3g} each side; check rounds (--check-shots) resolve one better "
+                 "and Pauli twirling (--twirl) turns coherent two-qubit errors into the decay the model fits")
+        note = f"{note}; {wider}" if note else wider
     method = "mlae" if run.scales == (1,) else "mlae+zne"
     return to_estimate(
         oracle, a_low, a_high, value, epsilon=run.cfg.epsilon, alpha=run.alpha,
         rounds=tuple(run.rounds), wall_time=wall_time, method=method, target=target,
         reached_epsilon=reached, note=note, diagnostics=diagnostics,
     )
+
+
+def rotation_widening(sd: float, score: float, shift: float, z: float) -> float:
+    """How far (amplitude) an over-rotation delta of every Grover step that the counts cannot
+    exclude moves the estimate, to first order: |da/d delta| (|delta_hat| + z sd), with
+    |delta_hat| = sqrt(score) sd from the score statistic (Neyman's C(alpha), delta_hat ~
+    U / I, score U^2 / I) and sd = I^-1/2 (White 1982: the fit converges to the pseudo-true
+    theta shifted by da/d delta delta). Infinite when the counts do not resolve delta at all."""
+    if shift == 0.0:
+        return 0.0
+    if not (math.isfinite(sd) and math.isfinite(shift)):
+        return math.inf
+    return abs(shift) * sd * (math.sqrt(max(score, 0.0)) + z)
 
 
 def reach_diagnostics(
