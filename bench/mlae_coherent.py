@@ -101,7 +101,7 @@ def main() -> None:
                     d = est.diagnostics
                     flagged += not d["model_fits"]
                     covered += est.ci_low <= a <= est.ci_high
-                    noted += "over-rotation of Q of" in est.note
+                    noted += "over-rotation of Q" in est.note  # the blind-spot note, or the widening on ibm:
                     errors.append(abs(est.value - a))
                     widths.append(est.ci_high - est.ci_low)
                     sds.append(d["rotation_sd"] if d["rotation_sd"] is not None else math.inf)
