@@ -17,6 +17,7 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
 from qbo.mitigation import Mitigation, make_mitigation
 from qbo.oracles import bernoulli
+from qbo import caches
 from qbo.qmc import iae
 from qbo.qmc.base import CostCache, run_round
 from qbo.qmc import iae_engine
@@ -163,7 +164,7 @@ def test_expected_calls_cache_key_includes_the_mitigation():
 
 def _cold_expected_calls(estimator: IAE, eps: float) -> float:
     """The cost model as it was first written: every cache emptied, one plan per amplitude."""
-    iae.clear_cost_caches()
+    caches.clear()
     config = replace(estimator, mitigation=None)
     model = None if estimator.mitigation is None else estimator.mitigation.cost_model()[1]
     calls = []

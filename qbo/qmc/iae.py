@@ -35,7 +35,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS
-from qbo.qmc.iae_engine import Plan, State, clear_caches
+from qbo.qmc.iae_engine import Plan, State
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -222,7 +222,7 @@ class IterativeAmplitudeEstimation:
         return result.rounds
 
 
-_COSTS = CostCache()
+_COSTS = CostCache(name="qbo.qmc.iae.costs")
 
 
 def _expected_calls(
@@ -277,13 +277,6 @@ class _ExpectedProbe:
         per_scale = self.bound.shots_per_scale(shots)
         rounds = tuple(Round(k=k, shots=n, ones=round(n * p), scale=s) for s, n in zip(self.bound.scales, per_scale))
         return _Expected(low, high, rounds)
-
-
-def clear_cost_caches() -> None:
-    """Empty the cost model's caches and the engine's shot searches (cold timings)."""
-    global _COSTS
-    _COSTS = CostCache()
-    clear_caches()
 
 
 CostQuery = tuple[IterativeAmplitudeEstimation, Hashable, float]

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal, Protocol
 
+from qbo import caches
 from qbo.qmc.confidence import interval
 from qbo.qmc.result import Round
 
@@ -233,7 +233,7 @@ def least_shots(ok: Callable[[int], bool], cap: int) -> int | None:
 # reads eps only through int(k_bound) (``grow_shots``), so nearby eps share it too.
 
 
-@lru_cache(maxsize=1 << 16)
+@caches.lru(maxsize=1 << 16)
 def finish_shots(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
     eps: float, cap: int,
@@ -243,7 +243,7 @@ def finish_shots(
     return least_shots(lambda n: plug_in(n)[2] <= 2 * eps, cap)
 
 
-@lru_cache(maxsize=1 << 16)
+@caches.lru(maxsize=1 << 16)
 def grow_shots(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str,
     growth: float, k_bound: int,
@@ -260,7 +260,7 @@ def grow_shots(
     return least_shots(grows, SHOT_CAP) or SHOT_CAP
 
 
-@lru_cache(maxsize=1 << 12)
+@caches.lru(maxsize=1 << 12)
 def plug_in_intervals(
     k: int, theta_low: float, theta_high: float, up: bool, alpha_i: float, confidence: str
 ) -> Callable[[int], tuple[float, float, float]]:
@@ -291,7 +291,7 @@ def round_thetas(
 # The rounds that schedules run recur: the cost model's amplitudes and nearby eps run the same
 # first rounds (a default run's cost model runs 13,038 rounds, 4,033 distinct). Plug-in
 # intervals are kept per state instead (``plug_in_intervals``).
-_run_round_thetas = lru_cache(maxsize=1 << 13)(round_thetas)
+_run_round_thetas = caches.lru(maxsize=1 << 13)(round_thetas)
 
 
 def intersect_thetas(
@@ -422,8 +422,3 @@ def theta_interval(k: int, p_low: float, p_high: float, theta_low: float, up: bo
         angle_low, angle_high = TWO_PI - angle_high, TWO_PI - angle_low
     return (period * TWO_PI + angle_low) / big_k, (period * TWO_PI + angle_high) / big_k
 
-
-def clear_caches() -> None:
-    """Empty the shot-search caches (benchmarks time a cold cost model with this)."""
-    for cached in (finish_shots, grow_shots, plug_in_intervals, _run_round_thetas):
-        cached.cache_clear()

@@ -33,7 +33,7 @@ from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round, unit_epsilon
+from qbo.qmc.base import CostCache, check_accuracy, run_round, unit_epsilon
 from qbo.qmc.likelihood import DecayPrior
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_report import report
@@ -52,9 +52,22 @@ TRUSTED_CONTRAST = 0.5
 
 
 def on_real_device(target: str) -> bool:
-    """The one place this estimator asks whether ``target`` is real hardware (``ibm:``), which
-    can over-rotate coherently; the ``aer:``/``fake:`` simulators inject no coherent error."""
-    return target.startswith("ibm:")
+    """Whether ``target`` is real hardware (``Target.is_ibm``), which can over-rotate coherently;
+    the ``aer:``/``fake:`` simulators inject no coherent error. A label that names no target
+    (a test double's) is not hardware."""
+    try:
+        return parse_target(target).is_ibm
+    except ValueError:
+        return False
+
+
+def noiseless_target(target: str) -> bool:
+    """Whether ``target`` carries no device noise (``Target.is_noiseless``); a label that names
+    no target (a test double's) is taken to carry noise."""
+    try:
+        return parse_target(target).is_noiseless
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -181,7 +194,7 @@ class MaximumLikelihoodAE:
 
     def prior_for(self, oracle: Oracle, executor: Executor) -> DecayPrior:
         """The nuisance priors this estimate uses on ``executor`` (docs/mlae.md)."""
-        noiseless = executor.target in NOISELESS_TARGETS
+        noiseless = noiseless_target(executor.target)
         if self.decay == "none" or (self.decay == "auto" and noiseless):
             return DecayPrior() if self.prior is None else replace(self.prior, a0_sd=0.0, r_sd=0.0)
         if self.prior is not None:
@@ -245,7 +258,7 @@ def _aer(snapshot: "Snapshot") -> Any:
     return AerExecutor(snapshot)
 
 
-_COSTS = CostCache()
+_COSTS = CostCache(name="qbo.qmc.mlae.costs")
 
 
 def _expected_calls(
