@@ -1,136 +1,89 @@
-"""Progress reports (``qbo.qmc.progress``) and the call budget (``max_calls``) of the estimators."""
+"""Progress of `qbo run` (issue 26 item 4): time left, a periodic line without a terminal,
+--quiet, and a ticker that stops at once (Ctrl-C)."""
 
 from __future__ import annotations
 
-import io
-import math
-import json
-import time
+import threading
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from qbo.cli.app import app
-from qbo.execution.exact import ExactExecutor
-from qbo.mitigation import Mitigation
-from qbo.noise import load_snapshot
-from qbo.oracles import bernoulli
-from qbo.qmc import (
-    AutoEstimator, CalibrationAwareIAE, IterativeAmplitudeEstimation, MaximumLikelihoodAE, MonteCarloEstimator,
-    make_estimator,
-)
-from qbo.qmc.progress import Progress, ProgressPrinter, Tracker, listening
-from qbo.qmc.result import Round
+from qbo.cli.progress import RunProgress, check_every, eta_seconds, progress_line
+from qbo.errors import BadInput
 
 
-def _heard(estimator, oracle=None, executor=None):
-    heard: list[Progress] = []
-    with listening(heard.append, plan_after_s=0.0):
-        est = estimator.estimate(oracle or bernoulli(0.3), executor or ExactExecutor(seed=3))
-    return est, heard
+@given(st.integers(1, 10**9), st.integers(1, 10**9), st.floats(0, 1e6))
+def test_time_left_scales_the_elapsed_time_by_the_work_left(done, extra, elapsed):
+    total = done + extra
+    eta = eta_seconds(done, total, elapsed)
+    assert eta == pytest.approx(elapsed * extra / done)
+    assert eta_seconds(total, total, elapsed) == 0.0
+    assert eta_seconds(0, total, elapsed) is None
 
 
-@pytest.mark.parametrize("estimator", [
-    pytest.param(IterativeAmplitudeEstimation(0.01), id="iae"),
-    pytest.param(IterativeAmplitudeEstimation(0.05, mitigation=Mitigation(scales=(1, 3))), id="iae+zne",
-                 marks=pytest.mark.slow),  # ~3 s a mitigated estimate
-    pytest.param(MaximumLikelihoodAE(0.01), id="mlae"),
-    pytest.param(MonteCarloEstimator(0.05), id="mc"),
-    pytest.param(AutoEstimator(0.01), id="auto"),
-    pytest.param(CalibrationAwareIAE(IterativeAmplitudeEstimation(0.05), load_snapshot("fake_torino")), id="iae+pad",
-                 marks=pytest.mark.slow),
-])
-def test_every_round_is_reported_and_the_last_report_is_the_estimates_count(estimator):
-    est, heard = _heard(estimator)
-    assert heard, "no progress reported"
-    assert heard[-1].calls == est.oracle_calls and heard[-1].rounds == len(est.rounds)
-    assert [p.calls for p in heard] == sorted(p.calls for p in heard)  # calls only grow
-    assert heard[0].planned_calls is not None and heard[0].planned_calls > 0
+def test_the_line_says_share_unit_elapsed_and_time_left():
+    assert progress_line(250, 1000, 30, "trials x budget", "trial003-gp-ucb") == (
+        "progress:  25.0% of trials x budget (trial003-gp-ucb), 30 s elapsed, about 1 min 30 s left")
+    assert progress_line(0, 1000, 2, "units").endswith("time left unknown yet")
+    assert progress_line(1000, 1000, 7200, "units").endswith("2 h 00 min elapsed, writing the results")
 
 
-def test_without_a_listener_a_tracker_asks_no_plan():
-    asked = []
-    tracker = Tracker("x", lambda: asked.append(1) or 1.0)
-    tracker.add([Round(k=1, shots=10, ones=3)])
-    assert asked == [] and tracker.calls == 0
+def test_reports_count_calls_per_unit_and_units_done():
+    now = [0.0]
+    progress = RunProgress(2, 1000, quiet=True, clock=lambda: now[0])
+    with progress as report:
+        report("trial000-a", 500, 1000)
+        report("trial001-a", 250, 1000)
+        report("trial001-a", 251, 1000)  # below the redraw step: not counted yet
+        now[0] = 15.0
+        assert progress.line() == "progress:  37.5% of trials x budget (trial001-a), 15 s elapsed, about 25 s left"
+    units = RunProgress(4, 1000, by_unit=True, quiet=True, clock=lambda: now[0])
+    with units as report:
+        report("trial002-b", 3, 4)
+        assert units.line().startswith("progress:  75.0% of units (trial002-b)")
 
 
-def test_a_short_estimate_asks_no_plan():
-    """The cost model is asked for only after ``plan_after_s``: short estimates pay nothing."""
-    asked: list[int] = []
-    heard: list[Progress] = []
-    with listening(heard.append, plan_after_s=60.0):
-        tracker = Tracker("x", lambda: asked.append(1) or 1.0)
-        tracker.add([Round(k=1, shots=10, ones=3)])
-    assert asked == [] and heard[-1].calls == 30 and heard[-1].planned_calls is None
+def test_without_a_terminal_a_line_comes_every_period_and_stops_at_once():
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def echo(line):
+        lines.append(line)
+        seen.set()
+
+    with RunProgress(1, 100, every=0.05, terminal=False, echo=echo) as report:
+        report("trial000-a", 100, 100)
+        assert seen.wait(10)
+    assert lines[0].startswith("progress: 100.0% of trials x budget (trial000-a)")
+    slow = RunProgress(1, 100, every=3600, terminal=False, echo=echo)
+    with slow:
+        pass  # leaving (as a Ctrl-C does) never waits for the next period
+    assert not slow._ticker.is_alive()
 
 
-def test_eta_scales_the_elapsed_time_by_the_calls_left():
-    assert Progress("iae", 2, 100, 400.0, 10.0).eta_s == pytest.approx(30.0)
-    assert Progress("iae", 2, 500, 400.0, 10.0).eta_s is None  # past the plan: no honest ETA
-    assert Progress("iae", 0, 0, 400.0, 1.0).eta_s is None
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), 3601])
+def test_a_bad_period_is_refused(value):
+    with pytest.raises(BadInput, match="--progress-every must be seconds in"):
+        check_every(value)
 
 
-def test_printer_writes_a_line_per_period_without_a_terminal():
-    buf = io.StringIO()
-    with ProgressPrinter(buf, period=0.02, delay=0.0) as printer, listening(printer, plan_after_s=0.0):
-        MaximumLikelihoodAE(1e-3).estimate(bernoulli(0.3), ExactExecutor(seed=1))
-        time.sleep(0.1)
-    lines = buf.getvalue().splitlines()
-    assert len(lines) >= 2 and all(line.startswith("estimate: ") for line in lines)
-    assert "calls of ~" in lines[-1] and "rounds" in lines[-1]
+def test_qbo_run_prints_progress_to_stderr_unless_quiet(tmp_path):
+    loud = CliRunner().invoke(app, ["run", "--budget", "300", "--trials", "1", "--progress-every", "0.01",
+                                    "--out", str(tmp_path / "loud")])
+    assert loud.exit_code == 0, loud.output
+    assert "progress:" in loud.stderr and "progress:" not in loud.stdout
+    quiet = CliRunner().invoke(app, ["run", "--budget", "300", "--trials", "1", "--quiet", "--progress-every", "0.01",
+                                     "--out", str(tmp_path / "quiet")])
+    assert quiet.exit_code == 0 and "progress:" not in quiet.output
 
 
-def test_printer_is_silent_for_a_short_estimate():
-    buf = io.StringIO()
-    with ProgressPrinter(buf, period=0.02, delay=60.0) as printer, listening(printer):
-        IterativeAmplitudeEstimation(0.05).estimate(bernoulli(0.3), ExactExecutor(seed=1))
-        time.sleep(0.05)
-    assert buf.getvalue() == ""
-
-
-@pytest.mark.parametrize("cap", [1, 7, 300, 2000])
-@pytest.mark.parametrize("zne", [False, True])
-def test_iae_keeps_within_max_calls_and_says_it_stopped(cap, zne):
-    """The cap binds (eps 1e-3 needs ~1e4 calls): at most ``cap`` calls, folded ones at their
-    scale, and an honest interval; 20 seeds, a = 0.3, alpha 0.05: every interval covers
-    (a miss has probability <= alpha per run, and the intervals only get wider when cut)."""
-    mitigation = Mitigation(scales=(1, 3)) if zne else None
-    covered = 0
-    for seed in range(20):
-        est = IterativeAmplitudeEstimation(1e-3, max_calls=cap, mitigation=mitigation).estimate(
-            bernoulli(0.3), ExactExecutor(seed=seed))
-        assert est.oracle_calls <= cap and not est.reached_epsilon
-        covered += est.ci_low <= 0.3 <= est.ci_high
-    assert covered >= 17  # Binomial(20, 0.95) >= 17 with probability 0.98
-
-
-def test_iae_max_calls_that_does_not_bind_changes_nothing():
-    a = IterativeAmplitudeEstimation(0.01).estimate(bernoulli(0.3), ExactExecutor(seed=4))
-    b = IterativeAmplitudeEstimation(0.01, max_calls=10**9).estimate(bernoulli(0.3), ExactExecutor(seed=4))
-    assert a.rounds == b.rounds and (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
-
-
-def test_mc_max_calls_widens_to_the_hoeffding_interval_of_the_samples_taken():
-    est = MonteCarloEstimator(0.001, 0.05, max_calls=1000).estimate(bernoulli(0.3), ExactExecutor(seed=2))
-    assert est.oracle_calls == 1000 and not est.reached_epsilon
-    assert est.half_width == pytest.approx((math.log(2 / 0.05) / 2000) ** 0.5, rel=1e-9)
-
-
-@pytest.mark.parametrize("method", ["iae", "mlae", "mc", "auto"])
-def test_make_estimator_passes_the_budget_to_every_method(method):
-    est = make_estimator(method, 1e-3, max_calls=800).estimate(bernoulli(0.3), ExactExecutor(seed=5))
-    assert est.oracle_calls <= 800
-
-
-def test_cli_max_calls_and_quiet():
-    result = CliRunner().invoke(app, ["estimate", "--oracle", "bernoulli:0.3", "--epsilon", "0.001",
-                                      "--max-calls", "700", "--quiet", "--json"])
-    assert result.exit_code == 0, result.output
-    out = json.loads(result.stdout)
-    assert out["oracle_calls"] <= 700 and out["reached_epsilon"] is False
-
-
-def test_cli_bad_max_calls_is_one_line():
-    result = CliRunner().invoke(app, ["estimate", "--max-calls", "0"])
-    assert result.exit_code == 2 and "max-calls" in result.output and len(result.output.strip().splitlines()) == 1
+def test_on_a_terminal_a_bar_shows_the_time_left():
+    progress = RunProgress(2, 1000, terminal=True)
+    with progress as report:
+        report("trial000-a", 1000, 1000)
+        columns = [type(c).__name__ for c in progress._bar.columns]
+        assert "TimeRemainingColumn" in columns
+        assert progress._bar.tasks[0].completed == 1000

@@ -36,6 +36,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS
 from qbo.qmc.iae_engine import Plan, State
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -108,6 +109,7 @@ class IterativeAmplitudeEstimation:
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)

@@ -28,12 +28,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from qbo.execution.base import Executor
+from qbo.execution.sampler import NOISELESS_SAMPLER_TARGETS, SAMPLER_PREFIX
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, unit_epsilon
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.likelihood import DecayPrior
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_report import report
@@ -62,12 +64,12 @@ def on_real_device(target: str) -> bool:
 
 
 def noiseless_target(target: str) -> bool:
-    """Whether ``target`` carries no device noise (``Target.is_noiseless``); a label that names
-    no target (a test double's) is taken to carry noise."""
+    """Whether ``target`` carries no device noise (``Target.is_noiseless``, or a Qiskit sampler
+    qbo knows to be exact); any other label (a test double's) is taken to carry noise."""
     try:
         return parse_target(target).is_noiseless
     except ValueError:
-        return False
+        return target in NOISELESS_SAMPLER_TARGETS
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ class MaximumLikelihoodAE:
                                  f"got {self.budget}")
 
     # --- public API -------------------------------------------------------------------
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
@@ -222,7 +225,7 @@ def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:
 
 def target_snapshot(target: str) -> "Snapshot | None":
     """The calibration behind ``aer:NAME`` / ``fake:BACKEND`` (None for other targets)."""
-    return parse_target(target).snapshot()
+    return None if target.startswith(SAMPLER_PREFIX) else parse_target(target).snapshot()  # a bare sampler has none
 
 
 def calibration_prior(

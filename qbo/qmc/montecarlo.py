@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 
@@ -54,6 +55,7 @@ class MonteCarloEstimator:
         shots = hoeffding_shots(epsilon_unit, self.alpha)
         return shots if self.max_calls is None else min(shots, self.max_calls)
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
