@@ -48,6 +48,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
+from qbo.experiments.schema import record_model
 from qbo.files import fsync_folder, json_object
 
 FLUSH_EVERY_S = 1.0
@@ -83,16 +84,8 @@ class _Header(BaseModel):
     chain: str = Field(min_length=16, max_length=16)
 
 
-class _Stage(BaseModel):
-    """The envelope and the fields resume relies on; other record fields pass through."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-    trial: int = Field(ge=0)
-    algorithm: str
-    stage: int = Field(ge=1)
-    cum_calls: int = Field(ge=0)
-    seq: int = Field(ge=1)
-    chain: str = Field(min_length=16, max_length=16)
+# a stage line: the record's field table (qbo.experiments.records); an added key is left to the chain
+_Stage = record_model("StageLine", extra=True)
 
 
 class _Checkpoint(BaseModel):
