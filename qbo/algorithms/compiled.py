@@ -6,7 +6,8 @@ around a few floating-point operations per arm. Its ``stepper()`` gives a ``Step
 same ask, reward draw and tell, round after round, as one loop over scalars that runs
 ``count`` rounds at a time, on arrays the policy owns (its state is always the policy's).
 
-Mechanism: numba (``pip install 'qbo[fast]'``) compiles the loops; without it the very same
+Mechanism: numba (``pip install 'qbo[fast]'``) compiles the loops (``qbo.algorithms.jit``, imported
+only by the kernel modules, so ``import qbo`` does not pay numba's import); without it the very same
 functions run as Python, slowly, with the same results. numba is an extra, not a dependency,
 because its wheels trail new Python releases and platforms that qbo otherwise supports; the
 fallback keeps every platform correct. Identical results both ways: the loops use only IEEE
@@ -22,28 +23,12 @@ executor (``qbo.sampling.two_outcome_table``): outcome ``first[i]`` with probabi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 
-try:  # the optional extra 'fast'; the same functions run as Python without it
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised where numba is not installed
-    _numba = None
-
-__all__ = ["COMPILED", "RewardTable", "Stepper", "jit"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-COMPILED = _numba is not None
-
-
-def jit(function: F) -> F:
-    """``function`` compiled by numba (no Python objects, cached on disk), or itself without numba."""
-    if _numba is None:
-        return function
-    return _numba.njit(cache=True, nogil=True)(function)
+__all__ = ["RewardTable", "Stepper"]
 
 
 @dataclass(frozen=True)
@@ -68,13 +53,10 @@ class Stepper(Protocol):
         """Tell the rounds (``arms``, ``values``) again, without drawing (a resume)."""
 
     def statistics(self) -> dict[str, Any]:
-        """The policy's sufficient statistics and random state, JSON-able, for checkpoints."""
+        """The policy's sufficient statistics (per-arm counts and sums), JSON-able, for checkpoints."""
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Set the random state a ``statistics`` holds (the statistics come from ``replay``)."""
+    def random_state(self) -> dict[str, Any] | None:
+        """The policy's own generator state (None for a deterministic policy)."""
 
-
-@jit
-def draw_reward(rng: np.random.Generator, p_first: float, first: float, second: float) -> float:
-    """One classical sample on the exact executor (``qbo.sampling.classical_sampler``)."""
-    return first if rng.binomial(1, p_first) else second
+    def restore(self, state: dict[str, Any] | None) -> None:
+        """Set the generator state ``random_state`` gave (the statistics come from ``replay``)."""

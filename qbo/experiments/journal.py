@@ -182,7 +182,7 @@ class UnitJournal:
         self.config_sha256 = config_sha256
         self.flush_every_s = FLUSH_EVERY_S if flush_every_s is None else flush_every_s
         self._prefix = (_ENCODE(fields)[:-1] + "," if fields else "{").encode()
-        self._state = state or dict
+        self.state = state or dict  # the checkpoint's content; a compact unit sets its own
         self._seq = 0
         self._chain = config_sha256.encode()
         self._buffer: list[bytes] = []
@@ -345,7 +345,7 @@ class UnitJournal:
 
         Call between stages only (``state`` must describe the state after the last append)."""
         if self._unsaved:
-            body = _ENCODE({"checkpoint": self._seq - 1} | self._state())[:-1].encode()
+            body = _ENCODE({"checkpoint": self._seq - 1} | self.state())[:-1].encode()
             self._checkpoint = body + b',"chain":"' + link(self._chain, body) + b'"}'
             self._buffer.append(self._checkpoint + b"\n")
             self._unsaved = 0

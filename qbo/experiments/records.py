@@ -10,8 +10,8 @@ the field list of docs/runs.md (``docs_table``) are all built from it; tests che
 checked-in copies against it.
 
 ``Part`` says who writes a field: the unit (``trial``, ``algorithm``: the journal's prefix),
-the stage loop (always), a timed clock (drifting problems), a resumable QMC stage, or the
-journal's hash chain (``seq``, ``chain``).
+the stage loop (always), a compact unit's checkpoint (``qbo.experiments.compact``), a timed
+clock (drifting problems), a resumable QMC stage, or the journal's hash chain (``seq``, ``chain``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Part(enum.Enum):
     STAGE = "stage"  # the stage loop, every record
     TIMED = "timed"  # a timed clock (drifting problem) only
     QMC = "qmc"  # a resumable QMC stage only
+    COMPACT = "compact"  # a compact unit's checkpoint record only (qbo.experiments.compact)
     CHAIN = "chain"  # the journal's hash chain, every record
 
     @property
@@ -65,7 +66,8 @@ class Field:
 STAGE_FIELDS: tuple[Field, ...] = (
     Field("trial", Kind.INT, Part.UNIT, "the trial (0-based)", minimum=0),
     Field("algorithm", Kind.TEXT, Part.UNIT, "the policy's registered name", category=True),
-    Field("stage", Kind.INT, Part.STAGE, "the stage's number in its unit (1, 2, ...)", minimum=1),
+    Field("stage", Kind.INT, Part.STAGE,
+          "the stage's number in its unit (1, 2, ...); in a compact unit, the call's", minimum=1),
     Field("arm", Kind.INT, Part.STAGE, "the arm queried (an index into the problem's arms)", minimum=0),
     Field("eps", Kind.FLOAT, Part.STAGE, "the accuracy eps_s the policy asked for; null for a classical sample",
           nullable=True),
@@ -80,12 +82,15 @@ STAGE_FIELDS: tuple[Field, ...] = (
     Field("cum_regret", Kind.FLOAT, Part.STAGE, "cumulative regret of the unit so far", finite=True),
     Field("weight_eps", Kind.FLOAT, Part.STAGE,
           "the eps of the observation's weight 1/eps^2; null for a classical sample", nullable=True),
+    Field("calls_sha256", Kind.TEXT, Part.COMPACT,
+          "first 16 hex digits of the sha256 of the unit's call file through this call", pattern="^[0-9a-f]{16}$"),
     Field("qmc", Kind.OBJECT, Part.QMC, "the arm's resumable QMC state after the stage (qbo.qmc.resumable)"),
     Field("regret", Kind.FLOAT, Part.TIMED, "regret per call of this stage"),
     Field("elapsed", Kind.FLOAT, Part.TIMED, "seconds the stage took on the problem's clock", nullable=True),
     Field("time", Kind.FLOAT, Part.TIMED, "the problem's clock after the stage"),
     Field("horizon", Kind.FLOAT, Part.TIMED, "the evaluation time the acquisition assumed", nullable=True),
-    Field("seq", Kind.INT, Part.CHAIN, "the line's number in its unit's hash chain (equal to stage)", minimum=1),
+    Field("seq", Kind.INT, Part.CHAIN,
+          "the line's number in its unit's hash chain (equal to stage, except in a compact unit)", minimum=1),
     Field("chain", Kind.TEXT, Part.CHAIN, "the line's link in its unit's hash chain (16 hex digits)",
           pattern="^[0-9a-f]{16}$"),
 )
@@ -112,6 +117,7 @@ class StageRecord(TypedDict):
     cum_calls: int
     cum_regret: float
     weight_eps: float | None
+    calls_sha256: NotRequired[str]
     qmc: NotRequired[dict[str, Any]]
     regret: NotRequired[float]
     elapsed: NotRequired[float | None]

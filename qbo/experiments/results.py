@@ -2,7 +2,8 @@
 
 Readers of a run folder (``qbo export``, ``qbo.load_run``) start here: the folder must be a
 qbo run (run.json), unchanged since it was written (config.toml's hash) and finished, and
-its stages.jsonl must match the sha256 that run.json recorded when it finished.
+its stages.jsonl must match the sha256 that run.json recorded when it finished, and each
+compact unit's call file the digests its records hold (``qbo.experiments.compact``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from qbo.errors import BadInput
+from qbo.experiments.compact import verify_calls
 from qbo.experiments.config import ExperimentConfig, load_config
 from qbo.experiments.folder import MARKER, finished, verify_finished, verify_run_folder
 from qbo.experiments.journal import parse_lines
@@ -28,4 +30,6 @@ def finished_records(run_dir: str | Path) -> tuple[ExperimentConfig, list[dict[s
         raise BadInput(f"'{folder}' is not finished: its records are still in units/; finish it with "
                        f"qbo run --resume {folder}")
     data = verify_finished(folder, config)
-    return config, parse_lines(data.split(b"\n")[:-1])
+    records = parse_lines(data.split(b"\n")[:-1])
+    verify_calls(folder, records)
+    return config, records

@@ -66,6 +66,7 @@ from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.execution import make_executor, parse_target
 from qbo.execution.jobs import RetryPolicy
 from qbo.experiments.clock import Clock, make_clock
+from qbo.experiments.compact import CompactUnit, compact_unit, verify_calls
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_inputs, policy_options
 from qbo.experiments.folder import (
@@ -279,6 +280,7 @@ class _Live:
     clock: Clock
     at: Progress
     executor: Any
+    compact: CompactUnit | None = None
 
     def __post_init__(self) -> None:
         self.key = self.unit.key
@@ -297,6 +299,8 @@ class _Live:
         try:
             self.close_executor()
         finally:
+            if self.compact is not None:
+                self.compact.close()
             self.journal.close()
 
 
@@ -307,6 +311,7 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
                           state=lambda: {"rng": rng.bit_generator.state},  # for checkpoints, between stages
                           remember=remember)
+    compact: CompactUnit | None = None
     try:
         replay = journal.read()
         if replay.done:
@@ -315,21 +320,35 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
         problem = problem_for_trial(config, unit.trial)
         policy = _policy(config, unit.algorithm, problem)
         clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
-        at = _replay(policy, clock, rng, replay)
-        mode, retry = _hardware(config)
-        # the unit's executor is built with the unit's generator; the run folder holds the
-        # hardware job journal (jobs.jsonl), shared by all units
-        executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+        if parse_target(config.target).kind == "exact":  # builds its executor without drawing
+            executor = make_executor(config.target, seed=rng)
+            compact = compact_unit(problem, policy, clock, executor, rng, out, unit.key)
+        if compact is not None:  # qbo.experiments.compact: every call in a call file, records at checkpoints
+            at = compact.resume(replay, journal)
+        else:
+            at = _replay(policy, clock, rng, replay)
+            mode, retry = _hardware(config)
+            # the unit's executor is built with the unit's generator; the run folder holds the
+            # hardware job journal (jobs.jsonl), shared by all units
+            executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
     except BaseException:
         journal.close()
+        if compact is not None:
+            compact.close()
         raise
-    return _Live(unit, journal, problem, policy, clock, at, executor)
+    return _Live(unit, journal, problem, policy, clock, at, executor, compact)
 
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
                on_progress: ProgressCallback | None) -> None:
     """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them
     on static clocks, else one after the other."""
+    for live in [live for live in batch if live.compact is not None]:  # one kernel loop each
+        live.compact.run(live.at, config.budget, live.journal,
+                         lambda record, key=live.key: on_progress and on_progress(key, record["cum_calls"], config.budget))
+    batch = [live for live in batch if live.compact is None]
+    if not batch:
+        return
     static = not any(live.clock.design or live.clock.timed for live in batch)
     policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 and static else None
     if policies is None:
@@ -412,6 +431,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     if finished(out) is not None:
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
+        verify_calls(out, records)
         _write_results(config, out, records, regret_png(records, config, painter))
     else:
         lines: list[bytes] = []
@@ -421,6 +441,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
                 raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
             lines.extend(got)
         records = parse_lines(lines)
+        verify_calls(out, records)
         png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)
