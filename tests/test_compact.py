@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import qbo
+import qbo.experiments.compact as compact_module
 import qbo.experiments.journal as journal_module
 import qbo.experiments.runner as runner
 from qbo.algorithms.compiled import RewardTable
@@ -109,13 +110,15 @@ def test_a_compact_run_reads_back_plots_and_exports(runs, tmp_path):
                                              pytest.param(333, 0.0, marks=pytest.mark.slow),
                                              pytest.param(700, 0.0, marks=pytest.mark.slow)])
 def test_a_crash_at_any_checkpoint_resumes_to_the_same_files(runs, tmp_path, monkeypatch, crash_at, flush):
-    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", flush)  # 0: a journal checkpoint after every record
+    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", flush)  # 0: a journal checkpoint after every kernel run
+    monkeypatch.setattr(compact_module, "MAX_CHUNK", 64)  # kernel runs of at most 64 calls
     crash_at_append(monkeypatch, CONFIG, tmp_path / "crashed", crash_at)
     resume_experiment(tmp_path / "crashed")
     assert _files(tmp_path / "crashed") == _files(runs[0])
 
 
 def test_calls_beyond_the_last_checkpoint_are_cut_and_recomputed(runs, tmp_path, monkeypatch):
+    monkeypatch.setattr(compact_module, "MAX_CHUNK", 64)
     crash_at_append(monkeypatch, CONFIG, tmp_path / "crashed", 500)
     calls = sorted((tmp_path / "crashed" / "calls").glob("*.calls"))
     with open(calls[-1], "ab") as handle:  # calls written after the last durable checkpoint
@@ -125,7 +128,8 @@ def test_calls_beyond_the_last_checkpoint_are_cut_and_recomputed(runs, tmp_path,
 
 
 def test_an_edited_call_file_is_refused(runs, tmp_path, monkeypatch):
-    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.01)
+    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)
+    monkeypatch.setattr(compact_module, "MAX_CHUNK", 64)
     crash_at_append(monkeypatch, CONFIG, tmp_path / "crashed", 400)
     path = next(p for p in (tmp_path / "crashed" / "calls").glob("*.calls") if p.stat().st_size > 24)
     data = bytearray(path.read_bytes())

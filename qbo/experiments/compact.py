@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ from qbo.sampling import two_outcome_table
 
 CALLS = "calls"  # the run folder's directory of call files
 CALL_DTYPE = np.dtype([("arm", "<u4"), ("reward", "<f8")])  # packed: 12 bytes a call
-MAX_CHUNK = 1 << 16  # calls a kernel runs between two looks at the clock
+MAX_CHUNK = 1 << 16  # calls of one kernel run (the buffers hold 28 bytes a call)
 PER_DECADE = 100  # log-spaced checkpoints per decade of calls
 PLOT_POINTS = 400  # regret.png's grid (qbo.experiments.plot.regret_curves)
 _READ = 1 << 16  # calls read at a time on a resume or a check
@@ -129,38 +130,53 @@ class CompactUnit:
     # ------------------------------------------------------------------ running
 
     def run(self, at: Progress, budget: int, journal: UnitJournal, on_record) -> None:
-        """Play the unit to ``budget`` calls: a kernel run up to each checkpoint, the calls
-        appended to the call file, the checkpoint's record appended to ``journal``
-        (``on_record`` hears of it)."""
-        arms = np.empty(min(MAX_CHUNK, max(budget, 1)), dtype=np.int64)
-        values = np.empty(arms.shape[0])
-        gaps = self.table.gaps
-        regret = at.regret
-        for point in checkpoints(budget):
-            while at.calls < point:
-                count = min(int(point) - at.calls, arms.shape[0])
-                self.stepper.run(count, self.table, self.rng, arms, values)
-                self._append(arms[:count], values[:count])
-                regret = float(np.add.accumulate(np.concatenate(([regret], gaps[arms[:count]])))[-1])
-                at.calls += count
-            if at.stage == at.calls:
-                continue  # resumed at this checkpoint
-            at.stage, at.regret = at.calls, regret
-            record = dict(zip(STAGE_KEYS, (at.calls, int(arms[count - 1]), None, "sample", 1, 1,
-                                           float(values[count - 1]), at.calls, regret, None)))
-            record["calls_sha256"] = self._digest()
-            journal.append(record)
-            on_record(record)
+        """Play the unit to ``budget`` calls in kernel runs of at most ``MAX_CHUNK`` calls,
+        each ending at the last checkpoint within its reach: its calls are appended to the call
+        file and a record of every checkpoint it passed to ``journal`` (``on_record`` hears of
+        each); the journal commits, at most every ``flush_every_s``, after a run's last record,
+        where the state is the one that record describes."""
+        cap = min(MAX_CHUNK, max(budget, 1))
+        arms, values = np.empty(cap, dtype=np.int64), np.empty(cap)
+        block = np.empty(cap, dtype=CALL_DTYPE)
+        gaps, size = self.table.gaps, CALL_DTYPE.itemsize
+        pending = checkpoints(budget)
+        pending = pending[pending > at.calls]
+        every, journal.flush_every_s = journal.flush_every_s, math.inf  # commits happen here
+        last_commit, k = time.monotonic(), 0
+        while at.calls < budget:
+            start = at.calls
+            reach = int(np.searchsorted(pending, start + cap, side="right")) - 1
+            count = int(pending[reach]) - start if reach >= k else min(cap, budget - start)
+            self.stepper.run(count, self.table, self.rng, arms, values)
+            block["arm"][:count], block["reward"][:count] = arms[:count], values[:count]
+            data = block[:count].tobytes()
+            self._write(data)
+            cum = np.add.accumulate(np.concatenate(([at.regret], gaps[arms[:count]])))
+            done = 0
+            while k < pending.shape[0] and pending[k] <= start + count:
+                c = int(pending[k]) - start
+                self._sha.update(data[done * size:c * size])
+                done = c
+                record = dict(zip(STAGE_KEYS, (start + c, int(arms[c - 1]), None, "sample", 1, 1,
+                                               float(values[c - 1]), start + c, float(cum[c]), None)))
+                record["calls_sha256"] = self._digest()
+                self._calls = start + c
+                journal.append(record)
+                on_record(record)
+                k += 1
+            self._sha.update(data[done * size:])
+            at.calls, at.regret, self._calls = start + count, float(cum[count]), start + count
+            at.stage = at.calls
+            if done == count and time.monotonic() - last_commit >= every:  # the state of the last record
+                journal.commit()
+                last_commit = time.monotonic()
+        journal.flush_every_s = every
         self.sync()
 
-    def _append(self, arms: np.ndarray, values: np.ndarray) -> None:
-        block = np.empty(arms.shape[0], dtype=CALL_DTYPE)
-        block["arm"], block["reward"] = arms, values
-        data = memoryview(block.tobytes())
-        self._sha.update(data)
-        while data:
-            data = data[os.write(self._fd, data):]
-        self._calls += arms.shape[0]
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
 
     def _digest(self) -> str:
         return self._sha.copy().hexdigest()[:16]
@@ -233,14 +249,14 @@ def verify_calls(out: Path, records: list[dict[str, Any]]) -> None:
                           f"{CALL_DTYPE.itemsize} bytes; the run's records are damaged")
         sha, seen, at = hashlib.sha256(), 0, 0
         for chunk in _chunks(path, calls):
-            data = chunk.tobytes()
+            data, done = chunk.tobytes(), 0  # bytes of the chunk already hashed
             while at < len(rows) and rows[at]["cum_calls"] <= seen + chunk.shape[0]:
                 cut = (rows[at]["cum_calls"] - seen) * CALL_DTYPE.itemsize
-                head = sha.copy()
-                head.update(data[:cut])
-                if head.hexdigest()[:16] != rows[at]["calls_sha256"]:
+                sha.update(data[done:cut])
+                done = cut
+                if sha.copy().hexdigest()[:16] != rows[at]["calls_sha256"]:
                     raise BadFile(f"call file '{path}' differs from its records at call {rows[at]['cum_calls']}: "
                                   "it was edited; the run's records are damaged")
                 at += 1
-            sha.update(data)
+            sha.update(data[done:])
             seen += chunk.shape[0]
