@@ -5,7 +5,9 @@ centred problem (synthetic-bernoulli-centred, spread 0.01, 20 arms) runs in a ch
 (``run_experiment``, as ``qbo run`` does), and the parent reads the child's CPU seconds
 (user + system) and peak RSS from ``wait4``, and the bytes its run folder holds. A run at
 T = 100 gives the fixed cost of a process (imports, problem, numba's cached kernels), so
-``loop s`` = CPU - fixed is what one more learner-trial costs in a process that runs many.
+``loop s`` = CPU - fixed is what one more learner-trial costs in a process that runs many
+(regret.png is drawn in the child at every T, not by a helper process from T = 1e5 on, so
+that both runs count its CPU alike).
 
 The reference is the same learner written here, independently, in numba (same arm means,
 same T, its own generator): its loop's CPU seconds, compiled beforehand. ``ratio`` is
@@ -44,9 +46,11 @@ def _config(learner: str, budget: int) -> dict:
 
 def run_child(config_json: str, out: str) -> None:
     """A learner-trial as ``qbo run`` runs it (imports included)."""
+    from qbo.experiments import runner
     from qbo.experiments.config import ExperimentConfig
     from qbo.experiments.runner import run_experiment
 
+    runner.PAINTER_MIN_CALLS = 1 << 62  # draw regret.png in this process at every T (its CPU is then counted alike)
     data = json.loads(config_json)
     data["algorithms"] = tuple(data["algorithms"])
     run_experiment(ExperimentConfig(**data), out)

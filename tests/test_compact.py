@@ -159,7 +159,7 @@ def test_a_finished_runs_call_files_are_verified(runs, tmp_path):
 
 def _table(problem, executor) -> RewardTable:
     rows = [two_outcome_table(executor, problem.oracle(i)) for i in range(problem.arms.shape[0])]
-    return RewardTable(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
+    return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
 
 
 @pytest.mark.parametrize("algorithm, options", [

@@ -19,10 +19,13 @@ checks both against the policy's own ask/tell loop.
 A reward table (``RewardTable``) is what a classical sample of every arm draws on qbo's exact
 executor (``qbo.sampling.two_outcome_table``): outcome ``first[i]`` with probability
 ``p_first[i]`` (``rng.binomial(1, p)``), else ``second[i]``; ``gaps[i]`` is arm i's regret.
+The kernels draw that binomial as numpy's C code does for n = 1 (``qbo.algorithms.jit.
+binomial_one``, the same draws and results) with its exp and log computed once an arm.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,12 +36,28 @@ __all__ = ["RewardTable", "Stepper"]
 
 @dataclass(frozen=True)
 class RewardTable:
-    """Per arm: P(first outcome), the two outcomes, and the arm's regret f(x*) - f(x_i)."""
+    """Per arm: the constants of numpy's binomial draw of the first outcome (``coins``, m x 4,
+    ``binomial_constants``), the two outcomes, and the arm's regret f(x*) - f(x_i)."""
 
-    p_first: np.ndarray
+    coins: np.ndarray
     first: np.ndarray
     second: np.ndarray
     gaps: np.ndarray
+
+    @classmethod
+    def of(cls, p_first: np.ndarray, first: np.ndarray, second: np.ndarray, gaps: np.ndarray) -> RewardTable:
+        """The table of arms whose first outcome has probability ``p_first``."""
+        coins = np.array([binomial_constants(float(p)) for p in p_first], dtype=float).reshape(-1, 4)
+        return cls(coins, np.asarray(first, dtype=float), np.asarray(second, dtype=float), np.asarray(gaps, dtype=float))
+
+
+def binomial_constants(p0: float) -> tuple[float, float, float, float]:
+    """(p, q, qn, flip) of ``binomial_one`` for ``binomial(1, p0)``: numpy draws 1 - binomial(1, 1 - p0)
+    when p0 > 1/2, with q = 1 - p and qn = exp(1 * log(q)) (libm, as numpy's C code)."""
+    flip = p0 > 0.5
+    p = 1.0 - p0 if flip else p0
+    q = 1.0 - p
+    return p, q, math.exp(math.log(q)), float(flip)
 
 
 class Stepper(Protocol):

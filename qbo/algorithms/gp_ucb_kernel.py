@@ -36,7 +36,7 @@ class GPUCBStepper:
             arms: np.ndarray, values: np.ndarray) -> None:
         Sigma, mu, var, sd = self.model.buffers()
         _rounds(count, self.rounds, self._beta, self.model.lam, Sigma, mu, var, sd, self._b, self._weight,
-                self._info, self._score, self._u, table.p_first, table.first, table.second, rng, arms, values)
+                self._info, self._score, self._u, table.coins, table.first, table.second, rng, arms, values)
         self._done(count)
 
     def replay(self, arms: np.ndarray, values: np.ndarray) -> None:
@@ -105,7 +105,7 @@ def _tell_rounds(lam: float, Sigma: np.ndarray, mu: np.ndarray, var: np.ndarray,
 @jit
 def _rounds(count: int, done: int, beta: np.ndarray, lam: float, Sigma: np.ndarray, mu: np.ndarray,
             var: np.ndarray, sd: np.ndarray, b: np.ndarray, weight: np.ndarray, info: np.ndarray,
-            score: np.ndarray, u: np.ndarray, p_first: np.ndarray, first: np.ndarray, second: np.ndarray,
+            score: np.ndarray, u: np.ndarray, coins: np.ndarray, first: np.ndarray, second: np.ndarray,
             rng: np.random.Generator, arms: np.ndarray, values: np.ndarray) -> None:
     """``count`` rounds of GP-UCB from round ``done + 1`` (Srinivas et al. Eq. (6), first argmax)."""
     m = mu.shape[0]
@@ -116,6 +116,6 @@ def _rounds(count: int, done: int, beta: np.ndarray, lam: float, Sigma: np.ndarr
             s = sd[j] * multiplier + mu[j]
             if s > best or (j == 0):
                 arm, best = j, s
-        y = draw_reward(rng, p_first[arm], first[arm], second[arm])
+        y = draw_reward(rng, coins[arm], first[arm], second[arm])
         _add(lam, Sigma, mu, var, sd, b, weight, info, u, arm, y)
         arms[k], values[k] = arm, y

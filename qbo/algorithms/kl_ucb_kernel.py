@@ -26,7 +26,7 @@ class KLUCBStepper:
             arms: np.ndarray, values: np.ndarray) -> None:
         p, cfg = self.policy, self.policy.config
         _rounds(count, self.rounds, cfg.c, cfg.low, cfg.high, p.n, p.total, *self._work,
-                table.p_first, table.first, table.second, rng, arms, values)
+                table.coins, table.first, table.second, rng, arms, values)
         self.rounds += count
 
     def replay(self, arms: np.ndarray, values: np.ndarray) -> None:
@@ -126,7 +126,7 @@ def _tell_rounds(n: np.ndarray, total: np.ndarray, low: float, high: float, arms
 
 @jit
 def _rounds(count: int, done: int, c: float, low: float, high: float, n: np.ndarray, total: np.ndarray,
-            index: np.ndarray, z: np.ndarray, z_low: np.ndarray, p_first: np.ndarray, first: np.ndarray,
+            index: np.ndarray, z: np.ndarray, z_low: np.ndarray, coins: np.ndarray, first: np.ndarray,
             second: np.ndarray, rng: np.random.Generator, arms: np.ndarray, values: np.ndarray) -> None:
     """``count`` rounds of KL-UCB from round ``done + 1``: play the first argmax of the index."""
     for k in range(count):
@@ -135,6 +135,6 @@ def _rounds(count: int, done: int, c: float, low: float, high: float, n: np.ndar
         for i in range(n.shape[0]):
             if index[i] > best:
                 arm, best = i, index[i]
-        y = draw_reward(rng, p_first[arm], first[arm], second[arm])
+        y = draw_reward(rng, coins[arm], first[arm], second[arm])
         _tell(n, total, low, high, arm, y)
         arms[k], values[k] = arm, y

@@ -25,7 +25,7 @@ class ThompsonStepper:
             arms: np.ndarray, values: np.ndarray) -> None:
         p = self.policy
         kernel = _beta_rounds if self._beta else _gaussian_rounds
-        kernel(count, p.n, p.total, self._params, p.rng, table.p_first, table.first, table.second, rng, arms, values)
+        kernel(count, p.n, p.total, self._params, p.rng, table.coins, table.first, table.second, rng, arms, values)
 
     def replay(self, arms: np.ndarray, values: np.ndarray) -> None:
         _tell_rounds(self._beta, self.policy.n, self.policy.total, self._params, arms, values)
@@ -58,7 +58,7 @@ def _tell_rounds(beta: bool, n: np.ndarray, total: np.ndarray, params: np.ndarra
 
 @jit
 def _beta_rounds(count: int, n: np.ndarray, total: np.ndarray, params: np.ndarray, prng: np.random.Generator,
-                 p_first: np.ndarray, first: np.ndarray, second: np.ndarray, rng: np.random.Generator,
+                 coins: np.ndarray, first: np.ndarray, second: np.ndarray, rng: np.random.Generator,
                  arms: np.ndarray, values: np.ndarray) -> None:
     """Beta prior: theta_i ~ Beta(a0 + S_i, b0 + n_i - S_i), play the first argmax."""
     a0, b0 = params[0], params[1]
@@ -68,14 +68,14 @@ def _beta_rounds(count: int, n: np.ndarray, total: np.ndarray, params: np.ndarra
             theta = prng.beta(a0 + total[i], b0 + n[i] - total[i])
             if theta > best:
                 arm, best = i, theta
-        y = draw_reward(rng, p_first[arm], first[arm], second[arm])
+        y = draw_reward(rng, coins[arm], first[arm], second[arm])
         _tell(True, n, total, params, arm, y)
         arms[k], values[k] = arm, y
 
 
 @jit
 def _gaussian_rounds(count: int, n: np.ndarray, total: np.ndarray, params: np.ndarray, prng: np.random.Generator,
-                     p_first: np.ndarray, first: np.ndarray, second: np.ndarray, rng: np.random.Generator,
+                     coins: np.ndarray, first: np.ndarray, second: np.ndarray, rng: np.random.Generator,
                      arms: np.ndarray, values: np.ndarray) -> None:
     """Gaussian prior: theta_i = mean_i + z_i / sqrt(P_i), play the first argmax."""
     mean0, var0, noise = params[4], params[5], params[6]
@@ -87,6 +87,6 @@ def _gaussian_rounds(count: int, n: np.ndarray, total: np.ndarray, params: np.nd
             theta = mean + prng.standard_normal() / np.sqrt(precision)
             if theta > best:
                 arm, best = i, theta
-        y = draw_reward(rng, p_first[arm], first[arm], second[arm])
+        y = draw_reward(rng, coins[arm], first[arm], second[arm])
         _tell(False, n, total, params, arm, y)
         arms[k], values[k] = arm, y

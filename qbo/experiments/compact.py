@@ -214,7 +214,7 @@ def compact_unit(problem: Problem, policy: PolicyBase, clock: Clock, executor: A
         return None
     p_first, first, second = (np.array(column, dtype=float) for column in zip(*rows))
     gaps = np.array([float(problem.regret(arm)) for arm in range(len(rows))])
-    return CompactUnit(call_file(out, key), stepper, RewardTable(p_first, first, second, gaps), executor.rng)
+    return CompactUnit(call_file(out, key), stepper, RewardTable.of(p_first, first, second, gaps), executor.rng)
 
 
 def _chunks(path: Path, calls: int):

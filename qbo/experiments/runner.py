@@ -16,6 +16,7 @@ Files of a run folder (every one written atomically or appended line by line; do
                        stage, already in its stages.jsonl form, checkpoints holding the unit's
                        random state at each commit, then a done marker): the durable,
                        verifiable record a resume continues from; removed once the run finished
+    calls/KEY.calls    a compact unit's every call (arm, reward: 12 bytes), qbo.experiments.compact
     stages.jsonl       when every unit is done: the journals' stage lines, copied byte for byte,
                        ordered by trial and then by the config's algorithm order (not by when
                        units ran)
