@@ -3,11 +3,11 @@
 For each learner (``--learners``) and horizon (``--horizons``), one learner-trial on the
 centred problem (synthetic-bernoulli-centred, spread 0.01, 20 arms) runs in a child process
 (``run_experiment``, as ``qbo run`` does), and the parent reads the child's CPU seconds
-(user + system) and peak RSS from ``wait4``, and the bytes its run folder holds. A run at
-T = 100 gives the fixed cost of a process (imports, problem, numba's cached kernels), so
-``loop s`` = CPU - fixed is what one more learner-trial costs in a process that runs many
-(regret.png is drawn in the child at every T, not by a helper process from T = 1e5 on, so
-that both runs count its CPU alike).
+(user + system) and peak RSS from ``wait4``, and the bytes its run folder holds. Runs at
+T = 100 give the fixed cost (problem, numba's cached kernels, the figure), so
+``loop s`` (CPU inside ``run_experiment`` less that of the least of three runs at T = 100)
+is what one more learner-trial costs in a process that runs many (regret.png is drawn in the
+child at every T, not by a helper process from T = 1e5 on, so that all runs count it alike).
 
 The reference is the same learner written here, independently, in numba (same arm means,
 same T, its own generator): its loop's CPU seconds, compiled beforehand. ``ratio`` is
@@ -53,7 +53,9 @@ def run_child(config_json: str, out: str) -> None:
     runner.PAINTER_MIN_CALLS = 1 << 62  # draw regret.png in this process at every T (its CPU is then counted alike)
     data = json.loads(config_json)
     data["algorithms"] = tuple(data["algorithms"])
+    start = time.process_time()
     run_experiment(ExperimentConfig(**data), out)
+    print(json.dumps({"run_cpu": time.process_time() - start}))
 
 
 def _measure(args: list[str]) -> tuple[float, float, str]:
@@ -195,20 +197,22 @@ def reference_child(learner: str, budget: int) -> None:
 def scale(learners: list[str], horizons: list[int]) -> None:
     """Print the table (module docstring)."""
     script = str(Path(__file__).resolve())
-    print(f"{'learner':18s} {'T':>9s} {'CPU s':>8s} {'loop s':>8s} {'ref s':>7s} {'ratio':>6s} {'ratio (all)':>11s} "
-          f"{'RSS MB':>7s} {'B/call':>7s}")
+    print(f"{'learner':18s} {'T':>9s} {'CPU s':>8s} {'run s':>7s} {'loop s':>7s} {'ref s':>7s} {'ratio':>6s} "
+          f"{'ratio (all)':>11s} {'RSS MB':>7s} {'B/call':>7s}")
     with tempfile.TemporaryDirectory() as tmp:
         for learner in learners:
-            fixed, _, _ = _measure([script, "--child", json.dumps(_config(learner, 100)), f"{tmp}/{learner}-fixed"])
+            fixed = min(json.loads(_measure([script, "--child", json.dumps(_config(learner, 100)),
+                                             f"{tmp}/{learner}-fixed{k}"])[2])["run_cpu"] for k in range(3))
             for budget in horizons:
                 out = Path(tmp) / f"{learner}-{budget}"
-                cpu, rss, _ = _measure([script, "--child", json.dumps(_config(learner, budget)), str(out)])
-                _, _, text = _measure([script, "--reference", learner, str(budget)])
-                ref = json.loads(text)["cpu"]
-                loop = max(cpu - fixed, 0.0)
-                print(f"{learner:18s} {budget:9.0e} {cpu:8.2f} {loop:8.2f} {ref:7.2f} {loop / ref:6.2f} {cpu / ref:11.2f} "
-                      f"{rss:7.0f} {_folder_bytes(out) / budget:7.2f}", flush=True)
-    print(f"fixed cost of a process (T = 100) subtracted for 'loop s'; reference: numba, this file")
+                cpu, rss, text = _measure([script, "--child", json.dumps(_config(learner, budget)), str(out)])
+                run = json.loads(text)["run_cpu"]
+                ref = json.loads(_measure([script, "--reference", learner, str(budget)])[2])["cpu"]
+                loop = max(run - fixed, 0.0)
+                print(f"{learner:18s} {budget:9.0e} {cpu:8.2f} {run:7.2f} {loop:7.2f} {ref:7.2f} {loop / ref:6.2f} "
+                      f"{cpu / ref:11.2f} {rss:7.0f} {_folder_bytes(out) / budget:7.2f}", flush=True)
+    print("CPU s: the whole child (imports included); run s: inside run_experiment; loop s: run s less the "
+          "least of three runs at T = 100; ratio: loop s / ref s; ratio (all): CPU s / ref s")
 
 
 def main() -> None:
