@@ -81,7 +81,7 @@ def reference_child(learner: str, budget: int) -> None:
     import numpy as np
 
     from qbo.experiments.config import ExperimentConfig
-    from qbo.experiments.runner import _policy, problem_for_trial
+    from qbo.experiments.assembly import make_policy_for, problem_for_trial
 
     config = ExperimentConfig(**{**_config(learner, budget), "algorithms": (LEARNERS[learner][0],)})
     problem = problem_for_trial(config, 0)
@@ -180,7 +180,7 @@ def reference_child(learner: str, budget: int) -> None:
         return regret
 
     if learner == "gp-ucb":
-        policy = _policy(config, "gp-ucb", problem)
+        policy = make_policy_for(config, "gp-ucb", problem)
         K, lam, delta = policy.surrogate.model.kernel_matrix, policy.lam, policy.config.delta
         run = lambda b: gp_ucb(means, gaps, b, 1, K, lam, delta)  # noqa: E731
     else:

@@ -26,6 +26,7 @@ from qbo.execution import make_executor
 from qbo.experiments.clock import FixedClock
 from qbo.experiments.compact import CALL_DTYPE, PER_DECADE, PLOT_POINTS, checkpoints
 from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.assembly import make_policy_for, problem_for_trial
 from qbo.experiments.runner import resume_experiment, run_experiment
 from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
@@ -169,8 +170,8 @@ def _table(problem, executor) -> RewardTable:
 def test_a_stepper_plays_what_the_policys_ask_and_tell_play(algorithm, options):
     config = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=(algorithm,), budget=400, trials=1,
                               algorithm_options={algorithm: options})
-    problem = runner.problem_for_trial(config, 0)
-    policy, executor = runner._policy(config, algorithm, problem), make_executor("exact", seed=np.random.default_rng(3))
+    problem = problem_for_trial(config, 0)
+    policy, executor = make_policy_for(config, algorithm, problem), make_executor("exact", seed=np.random.default_rng(3))
     clock, arms, values = FixedClock(problem), [], []
     for _ in range(config.budget):
         query = policy.ask()
@@ -178,14 +179,14 @@ def test_a_stepper_plays_what_the_policys_ask_and_tell_play(algorithm, options):
         policy.tell(query, value)
         arms.append(query.arm)
         values.append(value)
-    twin, rng = runner._policy(config, algorithm, problem), np.random.default_rng(3)
+    twin, rng = make_policy_for(config, algorithm, problem), np.random.default_rng(3)
     stepper = twin.stepper()
     a, v = np.empty(config.budget, np.int64), np.empty(config.budget)
     stepper.run(150, _table(problem, executor), rng, a, v)
     stepper.run(250, _table(problem, executor), rng, a[150:], v[150:])
     assert a.tolist() == arms and v.tolist() == values
     assert rng.bit_generator.state == executor.rng.bit_generator.state
-    again = runner._policy(config, algorithm, problem).stepper()
+    again = make_policy_for(config, algorithm, problem).stepper()
     again.replay(a, v)
     assert again.statistics() == stepper.statistics()
     if algorithm == "gp-ucb":

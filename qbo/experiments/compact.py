@@ -203,9 +203,10 @@ class CompactUnit:
 def compact_unit(problem: Problem, policy: PolicyBase, clock: Clock, executor: Any, rng: np.random.Generator,
                  out: Path, key: str) -> CompactUnit | None:
     """The unit as a compact one, or None: a classical policy with a ``stepper()``, on a static
-    problem (no initial design, no time), every arm a two-outcome draw on the exact executor."""
-    if policy.quantum or type(clock) is not FixedClock or clock.design or clock.timed:
-        return None
+    problem (no initial design, no time) whose exact means are known, every arm a two-outcome
+    draw on the exact executor."""
+    if policy.quantum or type(clock) is not FixedClock or clock.design or clock.timed or not problem.known_means:
+        return None  # unknown means: the summary reads every reward (qbo.experiments.summary)
     stepper = policy.stepper()
     if stepper is None:
         return None
