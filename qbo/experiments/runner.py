@@ -42,7 +42,9 @@ same files as an uninterrupted one, and units may run in any order or in paralle
 (``units``, ``run_unit``, ``merge``). The trials of gp-ucb with a fixed length scale on a
 static problem step together, in this process or as one task of a local cluster
 (``lockstep_groups``, ``run_lockstep_units``: one numpy update serves all trials'
-posteriors, bit for bit what each would do alone).
+posteriors, bit for bit what each would do alone). On the exact target such units, and every
+classical unit with a compiled loop, are compact instead (``qbo.experiments.compact``: one
+kernel run per chunk of calls, every call in a call file, records at checkpoints).
 """
 
 from __future__ import annotations
