@@ -62,8 +62,8 @@ def test_checkpoints_are_log_spaced_bracket_the_plot_grid_and_end_at_the_budget(
     for lo in range(2, int(np.log10(budget))):  # every full decade above 100 holds >= PER_DECADE points
         assert np.sum((points >= 10**lo) & (points < 10**(lo + 1))) >= PER_DECADE
     assert set(range(1, min(budget, 100) + 1)) <= set(points.tolist())
-    for g in np.linspace(0, budget, PLOT_POINTS):
-        assert int(np.floor(g)) in points or g < 1
+    for g in np.concatenate([np.linspace(0, budget, PLOT_POINTS), np.geomspace(1, max(budget, 2), PLOT_POINTS)]):
+        assert int(np.floor(g)) in points or g < 1 or g > budget
         assert int(np.floor(g)) + 1 in points or int(np.floor(g)) + 1 > budget
 
 
@@ -72,6 +72,16 @@ def test_compact_units_write_the_summary_and_figure_of_a_record_a_call(runs):
     for name in ("summary.csv", "regret.png"):
         assert (compact / name).read_bytes() == (full / name).read_bytes(), name
     assert not (full / "calls").exists() or not any((full / "calls").iterdir())
+
+
+def test_a_log_x_figure_of_compact_units_is_that_of_a_record_a_call(runs, tmp_path):
+    from typer.testing import CliRunner
+    from qbo.cli.app import app
+
+    for run in runs:
+        result = CliRunner().invoke(app, ["plot", str(run), "--logx", "--out", str(tmp_path / f"{run.name}.png")])
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "compact.png").read_bytes() == (tmp_path / "full.png").read_bytes()
 
 
 def test_the_call_file_holds_every_call_and_the_records_are_the_full_records_at_checkpoints(runs):
@@ -103,7 +113,7 @@ def test_a_compact_run_reads_back_plots_and_exports(runs, tmp_path):
     from typer.testing import CliRunner
     from qbo.cli.app import app
 
-    assert CliRunner().invoke(app, ["plot", str(compact)]).exit_code == 0
+    assert CliRunner().invoke(app, ["plot", str(compact), "--out", str(tmp_path / "r.png")]).exit_code == 0
     assert CliRunner().invoke(app, ["export", str(compact), "--out", str(tmp_path / "s.parquet")]).exit_code == 0
 
 

@@ -11,7 +11,7 @@ executor, the unit is *compact*:
   ``np.fromfile(path, CALL_DTYPE)`` reads it.
 * The journal (``qbo.experiments.journal``) holds stage records only at the checkpoint calls
   (``checkpoints``): at least 100 per decade (log-spaced), the two calls either side of each
-  of regret.png's grid points (so the figure is the one every call would draw) and the last.
+  point of regret.png's grids (so a figure is the one every call would draw) and the last.
   A record describes that call (``stage`` is its number) and carries ``calls_sha256``, the
   digest of the call file through it, so the hash chain covers the call file.
 * A journal checkpoint holds the unit's generator, the policy's own generator and its
@@ -51,17 +51,20 @@ CALLS = "calls"  # the run folder's directory of call files
 CALL_DTYPE = np.dtype([("arm", "<u4"), ("reward", "<f8")])  # packed: 12 bytes a call
 MAX_CHUNK = 1 << 16  # calls of one kernel run (the buffers hold 28 bytes a call)
 PER_DECADE = 100  # log-spaced checkpoints per decade of calls
-PLOT_POINTS = 400  # regret.png's grid (qbo.experiments.plot.regret_curves)
+PLOT_POINTS = 400  # regret.png's grids (qbo.experiments.plot.regret_curves)
 _READ = 1 << 16  # calls read at a time on a resume or a check
 
 
 def checkpoints(budget: int) -> np.ndarray:
     """The calls after which a compact unit writes a record, increasing, ending at ``budget``:
     floor(10^(k/100)) for k = 0, 1, ... (every call below 100), both calls around each point
-    of ``linspace(0, budget, PLOT_POINTS)``, and ``budget``."""
+    of ``linspace(0, budget, PLOT_POINTS)`` and of ``geomspace(1, budget, PLOT_POINTS)`` (the
+    grids of ``qbo.experiments.plot.regret_curves``, linear and for ``qbo plot --logx``), and
+    ``budget``."""
     k = np.arange(int(math.ceil(PER_DECADE * math.log10(max(budget, 1)))) + 1)
     logs = np.floor(10.0 ** (k / PER_DECADE)).astype(np.int64)
-    grid = np.floor(np.linspace(0, budget, PLOT_POINTS)).astype(np.int64)
+    grid = np.floor(np.concatenate([np.linspace(0, budget, PLOT_POINTS),
+                                    np.geomspace(1, max(budget, 2), PLOT_POINTS)])).astype(np.int64)
     points = np.concatenate([np.arange(1, 101), logs, grid, grid + 1, [budget]])
     return np.unique(points[(points >= 1) & (points <= budget)])
 
