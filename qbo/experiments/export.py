@@ -1,7 +1,7 @@
 """stages.parquet: a finished run's stage records as a typed, columnar table (issue 13, item 1).
 
 stages.jsonl stays the record people read; a Parquet file serves sweeps too large to parse as
-JSON (the default run's 3.1 MB of JSON Lines is 0.30 MB here, one typed column a field),
+JSON (the default run's 4.0 MB of JSON Lines is 0.39 MB here, one typed column a field),
 for pandas, polars, DuckDB or pyarrow. It is written from the run's verified stages.jsonl
 (``folder.verify_finished``), so it holds exactly those records: every field of the line
 (``qbo.experiments.records.STAGE_FIELDS``, docs/runs.md "Stage records"), null where the
