@@ -42,17 +42,42 @@ def run(
     scheduler: Annotated[Optional[str], typer.Option(help="Run units on the Dask cluster at tcp://HOST:PORT (docs/scale-out.md).")] = None,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
+    from qbo.files import Interrupted
+
+    started = time.perf_counter()
+    folder = resume if resume is not None else out or fresh_folder()
+    try:
+        from qbo.experiments.summary import format_table, summarise
+
+        cfg, records = _run(config, problem, algorithms, budget, trials, target, seed, estimator, accounting,
+                            lengthscale, mitigation, folder, resume is not None, yes, workers, scheduler)
+        typer.echo(format_table(summarise(records, cfg)))
+    except Interrupted as exc:  # the journals are cut back to their last commit and the lock is released
+        exc.note = interrupted_line(folder)  # qbo.cli.app prints it
+        raise
+    if cfg.accounting == "reference":
+        typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
+    typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
+
+
+def interrupted_line(folder: Path) -> str:
+    """The one line an interrupted run prints: how to resume it, or that nothing was claimed."""
+    if (folder / "run.json").exists():
+        return f"interrupted; resume with: qbo run --resume {folder}"
+    return "interrupted before the run folder was claimed; nothing to resume: run the command again"
+
+
+def _run(config, problem, algorithms, budget, trials, target, seed, estimator, accounting, lengthscale, mitigation,
+         folder, resume, yes, workers, scheduler):
+    """(config, records) of the run into ``folder``, fresh or resumed."""
     from qbo.experiments.config import ExperimentConfig, load_config
     from qbo.experiments.folder import open_run_folder
     from qbo.limits import check_stages
-    from qbo.experiments.summary import format_table, summarise
 
-    started = time.perf_counter()
-    if resume is not None:
-        cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
+    if resume:
+        cfg = open_run_folder(folder)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
-        records = _execute(cfg, resume, workers, scheduler)
-        folder = resume
+        return cfg, _execute(cfg, folder, workers, scheduler)
     else:
         base = load_config(config) if config is not None else ExperimentConfig()
         algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms else None
@@ -65,12 +90,7 @@ def run(
         cfg = _time_varying_budget(cfg, budget is None and config is None)
         _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
-        folder = out or fresh_folder()
-        records = _execute(cfg, folder, workers, scheduler)
-    typer.echo(format_table(summarise(records, cfg)))
-    if cfg.accounting == "reference":
-        typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
-    typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
+        return cfg, _execute(cfg, folder, workers, scheduler)
 
 
 @one_line_errors
