@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import pytest
 from typer.testing import CliRunner
 
-from qbo.execution import make_executor, runtime
+from qbo.execution import ibm, make_executor, runtime
 from qbo.execution.jobs import JobJournal, Limits, RetryPolicy, duplicate_submissions, fingerprint, write_settings
 from qbo.execution.runtime import CapReached, HardwareError, RuntimeExecutor
 from qbo.execution.transpile import choose_layout
@@ -433,7 +433,7 @@ def test_qiskit_ibm_instance_is_honoured_with_a_saved_account(monkeypatch):
     made = []
     monkeypatch.delenv("QISKIT_IBM_TOKEN", raising=False)
     monkeypatch.setenv("QISKIT_IBM_INSTANCE", INSTANCE)
-    monkeypatch.setattr(runtime, "saved_account_exists", lambda: True)
+    monkeypatch.setattr(ibm, "saved_account_exists", lambda: True)
     monkeypatch.setattr(qiskit_ibm_runtime, "QiskitRuntimeService", lambda **kw: made.append(kw) or "service")
     assert runtime.ibm_service() == "service" and made == [{"instance": INSTANCE}]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from qbo.execution import make_executor, runtime
+from qbo.execution import connection, make_executor, runtime
 from tests.support.faults import (
     CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash, pin_as_submit_does,
 )
@@ -698,7 +698,7 @@ def test_local_mode_builds_each_fake_backends_simulator_once_with_the_same_count
     original = AerSimulator.from_backend.__func__
     monkeypatch.setattr(AerSimulator, "from_backend",
                         classmethod(lambda cls, backend, **kw: built.append(backend.name) or original(cls, backend, **kw)))
-    monkeypatch.setattr(runtime, "_SIMULATORS", {})
+    monkeypatch.setattr(connection, "_SIMULATORS", {})
     cached = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=5, mode=mode)
     counts = [cached.run(circuits(k), [200])[0] for k in (0, 1, 2)]
     cached.close()
