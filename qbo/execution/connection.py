@@ -54,7 +54,13 @@ class Connection(Protocol):
         ...
 
     def usage(self, job: Any) -> float | None:
-        """QPU seconds the job was billed (None when unknown)."""
+        """QPU seconds the job was billed, once the service has computed them (None before:
+        qiskit-ibm-runtime's ``job.usage()`` is 0 until then, and always 0 in local mode)."""
+        ...
+
+    def estimate(self, job: Any) -> float | None:
+        """The service's own estimate of the job's QPU seconds (``usage_estimation``), None
+        where it offers none."""
         ...
 
     def sleep(self, seconds: float) -> None: ...
@@ -161,6 +167,9 @@ class LocalConnection:
 
     def usage(self, job: Any) -> float | None:
         return None  # local mode bills nothing (LocalRuntimeJob.usage() is always 0)
+
+    def estimate(self, job: Any) -> float | None:
+        return None
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)

@@ -143,7 +143,14 @@ class IBMConnection:
             value = job.usage()
         except Exception:  # usage is bookkeeping: never fail a finished job over it
             return None
-        return None if value is None else float(value)
+        return float(value) if value else None  # 0 until IBM has computed the usage
+
+    def estimate(self, job: Any) -> float | None:
+        try:
+            value = job.usage_estimation.get("quantum_seconds")
+        except Exception:  # an estimate is advice: never fail a submitted job over it
+            return None
+        return float(value) if value else None
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)

@@ -40,15 +40,21 @@ Journal lines (one JSON object each, one ``write`` on an ``O_APPEND`` descriptor
 ``fsync``) share the keys ``event``, ``time``, ``fingerprint``, ``job_id``, ``backend``:
 
 * ``intent``: also ``attempt``; ``job_id`` is null (written before the job exists);
-* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt``, ``predicted_s`` and, for
-  a job found by its tag, ``via: "tag"`` and ``matches`` (jobs with that tag);
+* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt``, ``predicted_s``,
+  ``estimated_s`` (IBM's ``usage_estimation``, where it offers one) and, for a job found by
+  its tag, ``via: "tag"`` and ``matches`` (jobs with that tag);
 * ``timeout``: a wait of ``timeout_s`` seconds ran out; the job is still pending;
-* ``done``: also ``counts`` (one dict per circuit) and ``qpu_s`` (billed usage, if known);
+* ``done``: also ``counts`` (one dict per circuit) and ``qpu_s`` (billed usage, if IBM has
+  computed it: ``job.usage()`` is 0 until then);
+* ``usage``: ``qpu_s``, a job's billed usage that arrived after its ``done`` line, and
+  ``charged_s``, what the caps counted for it until then (``spent``);
 * ``failed`` | ``maxtime`` | ``cancelled`` | ``notfound`` | ``lost``: the job ended without
   counts (``error`` names the exception type, never its text);
 * ``resubmit``: ``rule`` (the end that allowed it); ``job_id`` is null;
 * ``duplicate``: another live job with the request's tag (not used; still billed);
-* ``session``: the Batch or Session expired and was reopened (``reason``, ``action``).
+* ``session``: the Batch or Session expired and was reopened (``reason``, ``action``); in
+  session mode also ``reason: "opened"`` (with the ``max_time`` the cap left) and
+  ``reason: "closed"`` (with ``wall_s``), as IBM bills a session's wall time.
 
 A kill can at worst leave a torn last line; readers skip lines that do not parse and the
 writer starts a fresh line after a torn one. Tokens, CRNs and exception messages never
@@ -61,6 +67,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
@@ -232,8 +239,8 @@ class JobJournal:
             elif job_id in jobs and entry["event"] in PENDING + ENDED + ("done",):
                 jobs[job_id]["status"] = entry["event"]
                 jobs[job_id]["updated"] = entry["time"]
-                if entry.get("qpu_s") is not None:
-                    jobs[job_id]["qpu_s"] = entry["qpu_s"]
+            if job_id in jobs and entry.get("qpu_s") is not None:  # on done, or on a later usage line
+                jobs[job_id]["qpu_s"] = entry["qpu_s"]
         return list(jobs.values()) + list(unsure.values())
 
 
@@ -255,20 +262,65 @@ def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
     return bad
 
 
-def spent(entries: Sequence[dict[str, Any]]) -> tuple[int, float]:
-    """(jobs submitted, QPU seconds) of a journal: measured usage of finished jobs, the
-    prediction of those still pending (so a cap counts what may yet be billed)."""
-    predicted: dict[str, float] = {}
+def _charges(entries: Sequence[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float]]:
+    """(charge while unbilled, billed usage) per job id: the charge is the larger of the
+    plan's prediction and IBM's estimate (``usage_estimation``); the usage is IBM's final
+    figure, journalled on ``done`` or later on a ``usage`` line."""
+    charged: dict[str, float] = {}
     used: dict[str, float] = {}
     for entry in entries:
         job = entry.get("job_id")
         if job is None:
             continue
-        if entry["event"] in ("submitted", "duplicate"):
-            predicted.setdefault(job, float(entry.get("predicted_s") or 0.0))
+        if entry["event"] in ("submitted", "duplicate") and job not in charged:
+            charged[job] = max(float(entry.get("predicted_s") or 0.0), float(entry.get("estimated_s") or 0.0))
         if entry.get("qpu_s") is not None:
             used[job] = float(entry["qpu_s"])
-    return len(predicted), sum(used.get(job, p) for job, p in predicted.items())
+    return charged, used
+
+
+def unbilled(entries: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Job id -> its charge, for every job whose final usage is not journalled yet."""
+    charged, used = _charges(entries)
+    return {job: c for job, c in charged.items() if job not in used}
+
+
+def spent(entries: Sequence[dict[str, Any]], now: float | None = None) -> tuple[int, float]:
+    """(jobs submitted, QPU seconds) of a journal. A job counts IBM's final usage once it is
+    known, until then the larger of its prediction and IBM's estimate (``job.usage()`` is 0
+    until IBM has computed it, so a 0 is never taken for the usage). In session mode IBM
+    bills the session's wall time: the total is then at least the sessions' wall time (a
+    session not journalled as closed counts the time since it opened, up to its max_time)."""
+    charged, used = _charges(entries)
+    seconds = sum(used.get(job, c) for job, c in charged.items())
+    sessions, opened = 0.0, None
+    for entry in entries:
+        if entry["event"] != "session" or entry.get("mode") != "session":
+            continue
+        if entry.get("reason") == "opened":
+            if opened is not None:  # its process died: it ran until this one opened, or its max_time
+                sessions += _open_for(opened, _stamp(entry.get("time")))
+            opened = entry
+        elif entry.get("reason") == "closed" and opened is not None:
+            sessions += float(entry.get("wall_s") or 0.0)
+            opened = None
+    if opened is not None:
+        sessions += _open_for(opened, time.time() if now is None else now)
+    return len(charged), max(seconds, sessions)
+
+
+def _open_for(opened: dict[str, Any], until: float | None) -> float:
+    """Seconds a session journalled as opened may have run until ``until`` (its max_time at most)."""
+    start, limit = _stamp(opened.get("time")), opened.get("max_time")
+    since = max(0.0, until - start) if until is not None and start is not None else float(limit or 0)
+    return since if limit is None else min(since, float(limit))
+
+
+def _stamp(text: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return None
 
 
 # ------------------------------------------------------------------ settings

@@ -35,6 +35,7 @@ The connections live in ``qbo.execution.connection`` (the protocol, local mode) 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from qbo.execution.ibm import (  # noqa: F401 - re-exported
 )
 from qbo.execution.jobs import (
     ENDED, FINAL_STATES, JobJournal, Known, Limits, RetryPolicy, check_mode, fingerprint, spent, transient_kind,
+    unbilled,
 )
 from qbo.execution.service_logs import quiet, redact, route_service_logs  # noqa: F401 - re-exported
 from qbo.execution.transpile import TranspileCache
@@ -117,11 +119,27 @@ class RuntimeExecutor:
         self._memory: list[dict[str, Any]] = []  # journal lines when there is no journal (caps)
         self._mode: Any = None  # opened at the first submission: a unit that never submits
         self._sampler: Any = None  # (a classical learner) opens no Batch or Session
+        self._session_opened: float | None = None  # time.time() when this executor's session opened
+        self._session_max_time: int | None = None
 
     def _open_mode(self) -> None:
+        """Open the Batch or Session. IBM bills a Session's wall time, so its ``max_time`` is
+        bounded by what the QPU-seconds cap leaves, and its opening is journalled (``spent``
+        counts a session's wall time, up to its ``max_time`` while it may still be open)."""
+        max_time = self.limits.max_time
+        if self.mode_kind == "session" and self.limits.max_qpu_seconds is not None:
+            _, seconds = spent(self._entries())
+            left = int(self.limits.max_qpu_seconds - seconds)
+            if left < 1:
+                raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent of --max-qpu-seconds "
+                                 f"{self.limits.max_qpu_seconds:g}; no session was opened")
+            max_time = left if max_time is None else min(max_time, left)
         with quiet():
-            self._mode = self.connection.mode(self.mode_kind, self.backend, self.limits.max_time)
+            self._mode = self.connection.mode(self.mode_kind, self.backend, max_time)
             self._sampler = self.connection.sampler(self._mode)
+        if self.mode_kind == "session":
+            self._session_opened, self._session_max_time = time.time(), max_time
+            self._log("session", None, None, reason="opened", mode="session", max_time=max_time)
 
     @property
     def classical_source(self) -> Any:
@@ -152,6 +170,15 @@ class RuntimeExecutor:
                 self._mode.close()
             except Exception:  # closing is best effort; the service times sessions out
                 pass
+        self._session_ended()
+        self._mode = self._sampler = None
+
+    def _session_ended(self, wall_s: float | None = None) -> None:
+        """Journal the end of this executor's open session with its wall time (default: since it opened)."""
+        if self._session_opened is not None:
+            wall = time.time() - self._session_opened if wall_s is None else wall_s
+            self._log("session", None, None, reason="closed", mode="session", wall_s=round(wall, 3))
+            self._session_opened = None
 
     def __enter__(self) -> "RuntimeExecutor":
         return self
@@ -200,8 +227,10 @@ class RuntimeExecutor:
                     self._log("intent", fp, None, attempt=attempts)
                     job = self._submit(compiled, shots, seed, fp)
                     job_id, unsure, failures = str(job.job_id()), False, 0
+                    estimated = self._estimate(job)
                     self._log("submitted", fp, job_id, mode=self.mode_kind, shots=shots,
-                              circuits=len(circuits), attempt=attempts, predicted_s=round(predicted, 3))
+                              circuits=len(circuits), attempt=attempts, predicted_s=round(predicted, 3),
+                              **({} if estimated is None else {"estimated_s": round(estimated, 3)}))
                 result = self._wait(job)
             except CapReached:
                 raise
@@ -215,6 +244,7 @@ class RuntimeExecutor:
                     continue
                 if kind == "expired":
                     self._log("session", fp, None, reason="expired", mode=self.mode_kind, action="reopened")
+                    self._session_ended(self._session_max_time)  # it ran to its max_time: billed in full
                     self._open_mode()
                 elif kind == "wait" and job_id is not None:
                     self._log("timeout", fp, job_id, timeout_s=self.retry.timeout_s)
@@ -319,24 +349,56 @@ class RuntimeExecutor:
             durations.append(self._durations[key])
         return job_seconds(durations, shots, self._rep_delay)
 
+    def _entries(self) -> list[dict[str, Any]]:
+        return self.journal.read() if self.journal else self._memory
+
     def _check_caps(self, predicted: float) -> None:
+        """Refuse the next job if it could take the run past a cap. A job whose final usage
+        IBM has not reported yet counts the larger of its prediction and IBM's estimate; when
+        that would pass the cap, those jobs' usage is asked for first (``reconcile``)."""
         limits = self.limits
         if limits.max_jobs is None and limits.max_qpu_seconds is None:
             return
-        jobs, seconds = spent(self.journal.read() if self.journal else self._memory)
+        jobs, seconds = spent(self._entries())
         if limits.max_jobs is not None and jobs + 1 > limits.max_jobs:
             raise CapReached(f"{self.target}: cap reached: {jobs} of --max-jobs {limits.max_jobs} jobs submitted; "
                              "nothing more was submitted (`qbo jobs resume RUN_DIR --max-jobs N` raises it)")
         if limits.max_qpu_seconds is not None and seconds + predicted > limits.max_qpu_seconds:
-            raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent + {predicted:.1f} s predicted "
-                             f"for the next job > --max-qpu-seconds {limits.max_qpu_seconds:g}; nothing more was "
-                             "submitted (`qbo jobs resume RUN_DIR --max-qpu-seconds S` raises it)")
+            if self.reconcile():
+                jobs, seconds = spent(self._entries())
+            if seconds + predicted > limits.max_qpu_seconds:
+                raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent + {predicted:.1f} s predicted "
+                                 f"for the next job > --max-qpu-seconds {limits.max_qpu_seconds:g}; nothing more was "
+                                 "submitted (`qbo jobs resume RUN_DIR --max-qpu-seconds S` raises it)")
+
+    def reconcile(self) -> int:
+        """Ask the service for the final usage of every journalled job that has none yet;
+        journal each figure that has arrived as a ``usage`` line (with the charge it replaces).
+        Returns how many arrived."""
+        arrived, entries = 0, self._entries()
+        requests = {e["job_id"]: e.get("fingerprint") for e in entries if e["event"] == "submitted"}
+        for job_id, charged in unbilled(entries).items():
+            try:
+                job = self.connection.job(job_id)
+            except Exception:  # a job the service no longer knows keeps its charge
+                continue
+            used = self._usage(job)
+            if used is not None:
+                self._log("usage", requests.get(job_id), job_id, qpu_s=used, charged_s=round(charged, 3))
+                arrived += 1
+        return arrived
 
     def _usage(self, job: Any) -> float | None:
         if job is None:
             return None
         try:
             return self.connection.usage(job)
+        except Exception:
+            return None
+
+    def _estimate(self, job: Any) -> float | None:
+        try:
+            return self.connection.estimate(job)
         except Exception:
             return None
 
@@ -354,7 +416,7 @@ class RuntimeExecutor:
         if kind != "wait":  # a wait already waited timeout_s
             self._sleep(self.retry.delay(failures))
 
-    def _log(self, event: str, fp: str, job_id: str | None, **fields: Any) -> None:
+    def _log(self, event: str, fp: str | None, job_id: str | None, **fields: Any) -> None:
         entry = {"fingerprint": fp, "job_id": job_id, "backend": self.target, **fields}
         if self.journal is not None:
             self.journal.append(event, **entry)

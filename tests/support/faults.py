@@ -92,6 +92,9 @@ class FaultyConnection:
     def usage(self, job: Any) -> Any:
         return self.inner.usage(job.inner if isinstance(job, _FaultyJob) else job)
 
+    def estimate(self, job: Any) -> Any:
+        return self.inner.estimate(job.inner if isinstance(job, _FaultyJob) else job)
+
     def sleep(self, seconds: float) -> None:
         self.inner.sleep(seconds)
 
