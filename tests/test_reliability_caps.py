@@ -64,3 +64,31 @@ def test_a_session_is_bounded_by_what_the_cap_leaves_and_its_wall_time_counts(tm
     assert spent(lines, now=1767225600.0 + 99.0) == (0, 15.0)  # up to its max_time
     closed = lines + [{"event": "session", "mode": "session", "reason": "closed", "wall_s": 4.5}]
     assert spent(closed, now=1767225600.0 + 99.0) == (0, 4.5)
+
+
+def _folder(tmp_path, target, entries):
+    from qbo.files import append_line
+
+    out = tmp_path / "run"
+    out.mkdir(parents=True)
+    (out / "config.toml").write_text(ExperimentConfig(algorithms=("q-gp-ucb",), target=target).to_toml())
+    for entry in entries:
+        append_line(out / "jobs.jsonl", entry)
+    return out
+
+
+DONE_UNBILLED = [
+    {"event": "submitted", "fingerprint": "f1", "job_id": "j1", "predicted_s": 2.5, "estimated_s": 3.0},
+    {"event": "done", "fingerprint": "f1", "job_id": "j1", "qpu_s": None},
+    {"event": "submitted", "fingerprint": "f2", "job_id": "j2", "predicted_s": 2.0},
+    {"event": "done", "fingerprint": "f2", "job_id": "j2", "qpu_s": 4.0},
+]
+
+
+def test_the_spent_line_never_calls_a_finished_job_pending(tmp_path):
+    from qbo.cli.hardware_commands import spent_line
+
+    local = spent_line(_folder(tmp_path / "a", "fake:FakeManilaV2", DONE_UNBILLED))
+    assert "pending" not in local and "local mode: nothing is billed" in local and "7.0 QPU s" in local
+    ibm = spent_line(_folder(tmp_path / "b", "ibm:ibm_test", DONE_UNBILLED))
+    assert "pending" not in ibm and "4.0 billed by IBM, 3.0 predicted for 1 jobs IBM has not billed yet" in ibm
