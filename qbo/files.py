@@ -211,6 +211,11 @@ def json_object(raw: bytes | str, where: str, invalid: str = "", not_object: str
 def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Every JSON-object line of ``path``, in order. A torn last line (no newline after it) is
     skipped; any other line that is not a JSON object raises ``BadFile`` naming the line."""
+    return [entry for _, entry in numbered_lines(path)]
+
+
+def numbered_lines(path: str | os.PathLike) -> list[tuple[int, dict[str, Any]]]:
+    """``read_lines`` with each object's line number (1-based), for messages that name it."""
     path = Path(path)
     if not path.exists():
         return []
@@ -222,7 +227,7 @@ def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     for n, chunk in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], 1):
         if not chunk.strip():
             continue
-        out.append(json_object(chunk, f"'{path}' line {n}", " (damaged, not a torn last line)"))
+        out.append((n, json_object(chunk, f"'{path}' line {n}", " (damaged, not a torn last line)")))
     return out
 
 

@@ -76,8 +76,9 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
+from qbo.errors import BadFile
 from qbo.grover import cache_key
-from qbo.files import append_line, read_lines, write_text_atomic
+from qbo.files import append_line, numbered_lines, write_text_atomic
 
 JOURNAL_NAME = "jobs.jsonl"
 SETTINGS_NAME = "execution.json"
@@ -174,8 +175,9 @@ class JobJournal:
         return cls(Path(run_dir) / JOURNAL_NAME)
 
     def read(self) -> list[dict[str, Any]]:
-        """Every whole line, in order; a torn or garbled line is skipped."""
-        return [entry for entry in read_lines(self.path) if "event" in entry]
+        """Every whole line, in order; a torn last line is skipped, any other damage (a line
+        that is not JSON, or lacks what its event needs) is refused naming the line."""
+        return [checked_entry(entry, f"'{self.path}' line {n}") for n, entry in numbered_lines(self.path)]
 
     def append(self, event: str, **extra: Any) -> dict[str, Any]:
         """Append one line with a single write, then fsync; returns the entry."""
@@ -242,6 +244,42 @@ class JobJournal:
             if job_id in jobs and entry.get("qpu_s") is not None:  # on done, or on a later usage line
                 jobs[job_id]["qpu_s"] = entry["qpu_s"]
         return list(jobs.values()) + list(unsure.values())
+
+
+EVENTS = ("intent", "submitted", "done", "resubmit", "duplicate", "session", "usage") + PENDING + ENDED
+_JOB_EVENTS = ("submitted", "done", "duplicate", "usage") + PENDING + ENDED  # lines about one job: a job id
+_SECONDS = ("predicted_s", "estimated_s", "qpu_s", "charged_s", "wall_s", "max_time")
+
+
+def checked_entry(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """``entry`` if it is a job journal line qbo can use; one-line ``BadFile`` otherwise."""
+    event = entry.get("event")
+    if event not in EVENTS:
+        raise BadFile(f"{where}: event {_shown(event)} is not a job journal event; the journal is damaged")
+    for key in ("fingerprint", "job_id"):
+        if key not in entry or not (entry[key] is None or isinstance(entry[key], str)):
+            raise BadFile(f"{where}: {key} is {_shown(entry.get(key, '<missing>'))}, expected a string or null; "
+                          "the journal is damaged")
+    if event in _JOB_EVENTS and not entry["job_id"]:
+        raise BadFile(f"{where}: a {event} line without a job id; the journal is damaged")
+    if event in ("intent", "submitted", "done", "resubmit") and not entry["fingerprint"]:
+        raise BadFile(f"{where}: a {event} line without a fingerprint; the journal is damaged")
+    for key in _SECONDS:
+        value = entry.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 <= value < float("inf")):
+            raise BadFile(f"{where}: {key} is {_shown(value)}, expected a finite number of seconds >= 0; "
+                          "the journal is damaged")
+    counts = entry.get("counts")
+    if counts is not None and not (isinstance(counts, list) and all(
+            isinstance(c, dict) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in c.values())
+            for c in counts)):
+        raise BadFile(f"{where}: counts are not a list of bitstring counts; the journal is damaged")
+    return entry
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value)[:40]
 
 
 def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:

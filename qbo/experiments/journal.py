@@ -25,6 +25,9 @@ after the last stage). The generator state is therefore written once a commit, n
 stage. A resume continues from the last checkpoint (or done marker): stage lines after it can
 only come from a torn write, and are cut off and recomputed deterministically.
 
+A journal, once created, is listed in ``units/.started``, so a deleted journal of an
+unfinished run is refused on resume (``folder.check_units``) rather than silently recomputed.
+
 Verification hashes each line's bytes; a line is parsed only when its link fails, to say what
 is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``. A scan
 is kept per sha256 of the journal's bytes, and a journal that finishes in this process
@@ -48,9 +51,10 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
-from qbo.files import fsync_folder, json_object, uninterrupted, write_all
+from qbo.files import append_line, fsync_folder, json_object, uninterrupted, write_all
 
 FLUSH_EVERY_S = 1.0
+STARTED = ".started"  # units/.started: one line per unit whose journal was created (folder.check_units)
 JOURNAL_FORMAT = 2
 _TAIL = len(',"chain":"') + 16 + len('"}')  # what follows a line's chained bytes
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # json.dumps builds one per call
@@ -425,8 +429,9 @@ class UnitJournal:
             os.close(fd)
         self._written.update(joined)
         self._size += len(joined)
-        if created:
+        if created:  # listed after it exists: a kill in between leaves a journal unlisted, never a listed one missing
             fsync_folder(self.path.parent)
+            append_line(self.path.parent / STARTED, {"unit": self.unit}, fsync=True)
         self._last_commit = time.monotonic()
 
 def _entry(raw: bytes, where: str, consequence: str) -> dict[str, Any]:
