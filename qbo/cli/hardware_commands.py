@@ -409,8 +409,10 @@ def _ibm_lines(timeout: float) -> list[str]:
     def discover() -> None:
         try:
             found["names"] = runtime.connect("ibm").backends()
-        except Exception as exc:  # type name only: the message may quote credentials
-            found["error"] = type(exc).__name__
+        except Exception as exc:  # type name only (the client's message may quote credentials), or qbo's own line
+            from qbo.errors import QboError
+
+            found["error"] = str(exc) if isinstance(exc, QboError) else type(exc).__name__
 
     worker = threading.Thread(target=discover, daemon=True)
     worker.start()

@@ -16,7 +16,8 @@ import warnings
 from typing import Any
 
 from qbo.execution.connection import Connection, LocalConnection, _mode, _sampler, status_name
-from qbo.execution.jobs import check_mode
+from qbo.errors import Unavailable
+from qbo.execution.jobs import check_mode, http_status
 from qbo.execution.service_logs import _log_warnings, route_service_logs
 
 CREDENTIALS_HELP = (
@@ -67,7 +68,41 @@ def ibm_service(env: dict[str, str] | None = None) -> Any:
         _log_warnings(caught)
         return service
     except Exception as exc:  # never echo the exception text: it may quote credentials
-        raise ValueError(f"cannot connect to IBM Quantum ({type(exc).__name__}): {CREDENTIALS_HELP}") from None
+        raise service_failure(exc) from None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling, outermost first."""
+    seen: list[BaseException] = []
+    while exc is not None and len(seen) < 32 and all(exc is not e for e in seen):
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def service_failure(exc: BaseException) -> Unavailable:
+    """What went wrong talking to IBM Quantum, as one line that quotes no message of the
+    client's (only type names and HTTP status codes): the network is unreachable, the
+    credentials were rejected, or the service is down. The client wraps a DNS or connection
+    failure in an error that blames the token (``InvalidAccountError``), so the whole chain
+    of causes is read, innermost cause first."""
+    import requests
+
+    chain = _chain(exc)
+    names = "/".join(dict.fromkeys(type(e).__name__ for e in reversed(chain)))
+    if any(isinstance(e, (requests.ConnectionError, requests.Timeout, ConnectionError, TimeoutError)) for e in chain):
+        return Unavailable(f"cannot reach IBM Quantum: the network or its DNS is unreachable ({names}); "
+                           "check the connection and any proxy, then try again")
+    codes = [code for code in (http_status(e) for e in chain) if code is not None]
+    if any(code in (401, 403) for code in codes) or any(type(e).__name__ in _REJECTED for e in chain):
+        status = f"HTTP {codes[0]}, " if codes else ""
+        return Unavailable(f"IBM Quantum rejected the credentials ({status}{type(chain[-1]).__name__}): {CREDENTIALS_HELP}")
+    if any(code >= 500 for code in codes):
+        return Unavailable(f"IBM Quantum is down or in maintenance (HTTP {max(codes)}); try again later")
+    return Unavailable(f"cannot connect to IBM Quantum ({names})")
+
+
+_REJECTED = ("IBMNotAuthorizedError", "InvalidAccountError", "AccountNotFoundError")  # with no network cause
 
 
 class _Primitives:
@@ -104,7 +139,12 @@ class IBMConnection:
         try:
             return service.backend(name)
         except Exception as exc:
-            raise ValueError(f"unknown IBM backend '{name}' or not available to this account ({type(exc).__name__})") from None
+            from qiskit.providers.exceptions import QiskitBackendNotFoundError
+
+            if isinstance(exc, QiskitBackendNotFoundError):
+                raise ValueError(f"unknown IBM backend '{name}', or not available to this account "
+                                 "(`qbo backends` lists those it can use)") from None
+            raise service_failure(exc) from None
 
     def instance(self, backend: Any) -> str | None:
         """The instance the service resolved for ``backend`` (``IBMBackend._instance``)."""
