@@ -526,8 +526,8 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
         invoke("calibrations", "pull", "--backend", "ibm:ibm_test", "--out", tmp_path / "snap.json"),
         invoke("backends", "--timeout", "30"),
     ]
-    one_line_exit(failed[0], 2, "cannot connect to IBM Quantum")
-    one_line_exit(failed[1], 2, "cannot connect to IBM Quantum")
+    one_line_exit(failed[0], 2, "cannot reach IBM Quantum: the network or its DNS is unreachable")
+    one_line_exit(failed[1], 2, "cannot reach IBM Quantum: the network or its DNS is unreachable")
     assert failed[2].exit_code == 0 and "# ibm: none reachable" in failed[2].stdout
     texts = [r.stdout + r.stderr for r in results + failed] + [caplog.text]
     texts += [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()]
