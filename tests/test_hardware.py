@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import socket
+import signal
 import subprocess
 import sys
 import textwrap
@@ -473,6 +474,38 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
     assert files(out) == files(clean)
     assert duplicate_submissions(JobJournal.in_run_dir(out).read()) == []
     assert len(once_per_fingerprint(ibm, out)) == clean_jobs  # the service ran each request once
+
+
+@pytest.mark.slow
+def test_kill_9_between_intent_and_submitted_then_jobs_resume_finds_the_job_by_its_tag(tmp_path, ibm):
+    """SIGKILL right after the service accepted request 12, before its ``submitted`` line: the
+    journal ends in that request's ``intent``; ``qbo jobs resume`` (after the service has
+    indexed the job) finds it by its tag and uses it: the service never runs it twice."""
+    clean, clean_jobs = clean_run(tmp_path)
+    out = tmp_path / "run"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_hardware as t
+        from qbo.execution import runtime
+        from tests.support.faults import ExactConnection, FaultPlan, FaultyConnection
+        conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), FaultPlan(crash_on_submit=12, kill=True))
+        runtime.connect = lambda kind: conn
+        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r}, "--yes")
+        sys.exit(result.exit_code)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    entries = JobJournal.in_run_dir(out).read()
+    last = entries[-1]
+    assert last["event"] == "intent" and len(submissions(out)) == 12
+    assert ibm.fake.jobs_tagged(last["fingerprint"]) == 1  # the service has the job; the journal has no id for it
+    resumed = invoke("jobs", "resume", out)
+    assert resumed.exit_code == 0, resumed.output
+    found = [e for e in JobJournal.in_run_dir(out).read() if e["fingerprint"] == last["fingerprint"]]
+    assert [e["event"] for e in found] == ["intent", "submitted", "done"] and found[1]["via"] == "tag"
+    assert ibm.fake.jobs_tagged(last["fingerprint"]) == 1  # not resubmitted
+    assert files(out) == files(clean) and len(once_per_fingerprint(ibm, out)) == clean_jobs
 
 
 @pytest.mark.slow
