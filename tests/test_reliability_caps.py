@@ -27,7 +27,7 @@ def _run(tmp_path, monkeypatch, mode="job", cap=20.0, **service):
     return conn, JobJournal.in_run_dir(out).read()
 
 
-@pytest.mark.parametrize("estimation", [True, False])
+@pytest.mark.parametrize("estimation", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_a_20_s_cap_stops_the_run_before_the_predicted_spend_passes_20_s(tmp_path, monkeypatch, estimation):
     conn, entries = _run(tmp_path, monkeypatch, usage_delay=NEVER, estimation=estimation)
     submitted = [e for e in entries if e["event"] == "submitted"]
@@ -39,6 +39,7 @@ def test_a_20_s_cap_stops_the_run_before_the_predicted_spend_passes_20_s(tmp_pat
     assert spent(entries)[1] == pytest.approx(sum(charges))
 
 
+@pytest.mark.slow
 def test_usage_that_arrives_replaces_the_charge_and_is_journalled_with_it(tmp_path, monkeypatch):
     conn, entries = _run(tmp_path, monkeypatch, usage_delay=8.0)
     state = conn.fake._load()
@@ -53,11 +54,15 @@ def test_usage_that_arrives_replaces_the_charge_and_is_journalled_with_it(tmp_pa
     assert spent(entries)[1] == pytest.approx(expected) and expected <= 20.0
 
 
+@pytest.mark.slow
 def test_a_session_is_bounded_by_what_the_cap_leaves_and_its_wall_time_counts(tmp_path, monkeypatch):
     conn, entries = _run(tmp_path, monkeypatch, mode="session", usage_delay=NEVER)
     opened = [e for e in entries if e["event"] == "session" and e["reason"] == "opened"]
     assert opened and all(e["max_time"] <= 20 for e in opened)
     assert all(mode.max_time <= 20 for mode in conn._primitives.opened)
+
+
+def test_a_session_counts_its_wall_time_up_to_its_max_time():
     lines = [{"event": "session", "mode": "session", "reason": "opened", "max_time": 15,
               "time": "2026-01-01T00:00:00+00:00"}]
     assert spent(lines, now=1767225600.0 + 9.0) == (0, 9.0)  # open: the time since it opened

@@ -103,6 +103,13 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> 
     stages = run_dir / "stages.jsonl"
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
+    if (run_dir / "run.json").exists():  # a run folder: its stages.jsonl must be the one the run finished with
+        from qbo.experiments.folder import finished, verify_finished, verify_run_folder
+
+        config = load_config(run_dir / "config.toml")
+        verify_run_folder(run_dir, config)
+        if finished(run_dir) is not None:
+            verify_finished(run_dir, config)
     records = read_stage_records(stages)
     plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
     typer.echo(f"wrote {run_dir / 'regret.png'}")
@@ -120,7 +127,18 @@ def export(
         from qbo.experiments.export import export_parquet
     except ImportError:
         raise ValueError("qbo export needs pyarrow: pip install 'qbo[parquet]'") from None
+    if out is not None:
+        _not_a_record(run_dir, out)
     typer.echo(f"wrote {export_parquet(run_dir, out)}")
+
+
+def _not_a_record(run_dir: Path, out: Path) -> None:
+    """Refuse an output path that would replace one of the run folder's own files."""
+    folder, target = run_dir.resolve(), out.resolve()
+    if target.parent == folder and target.name != "stages.parquet" and target.exists() or \
+            folder in target.parents and target.parent != folder:
+        raise ValueError(f"--out '{out}' would replace a file of the run folder '{run_dir}'; "
+                         "choose a path outside it (or RUN_DIR/stages.parquet)")
 
 
 def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):

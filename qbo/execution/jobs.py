@@ -435,8 +435,8 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("max_jobs", "max_qpu_seconds", "max_execution_time", "max_time"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not value > 0):
-                raise ValueError(f"{name.replace('_', '-')} must be > 0, got {value!r}")
+            if value is not None and (isinstance(value, bool) or not 0 < value < float("inf")):
+                raise ValueError(f"{name.replace('_', '-')} must be a finite number > 0, got {value!r}")
 
 
 def check_mode(mode: str) -> str:
