@@ -86,7 +86,8 @@ from qbo.execution.base import Counts, check_shots  # noqa: E402
 from qbo.experiments.fanout import fan_out  # noqa: E402
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit  # noqa: E402
 from qbo.mitigation import make_mitigation  # noqa: E402
-from qbo.qmc.capped import CalibrationAwareIAE, predicted_pads  # noqa: E402
+from qbo.noise.depth import predicted_pads  # noqa: E402
+from qbo.qmc.capped import CalibrationAwareIAE  # noqa: E402
 from qbo.noise import Snapshot, load_snapshot  # noqa: E402
 from qbo.noise.aer_model import snapshot_target  # noqa: E402
 from qbo.noise.depth import power_noise  # noqa: E402

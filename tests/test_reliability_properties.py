@@ -13,7 +13,7 @@ from qbo.cli.errors import is_expected
 from qbo.errors import BadFile, QboError
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.journal import UnitJournal
-from qbo.experiments.schema import check_config_data
+from qbo.experiments.config import check_config_data
 from qbo.oracles import parse_oracle
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -83,7 +83,7 @@ def estimate(
         need = "is not reachable at any budget" if calls is None else f"needs about {calls:.4g} honest calls"
         typer.echo(f"reach        half-width {reach['reachable_half_width']:.4g} reached; eps={epsilon} {need}"
                    f" (noise floor {reach.get('epsilon_floor', 0.0):.3g})")
-    elif snapshot is None and (device_model is not None or parsed.kind == "ibm"):
+    elif snapshot is None and parsed.has_device_model:
         typer.echo("note         no device model: the interval assumes a noiseless device (sampling error only)")
     if not result.reached_epsilon:
         typer.echo("warning: epsilon was not reached (see the note, or the round cap was hit)")

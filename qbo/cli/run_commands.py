@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from qbo.cli.errors import one_line_errors
 
@@ -25,13 +26,13 @@ ACCOUNTING_HELP = (
 @one_line_errors
 def run(
     config: Annotated[Optional[Path], typer.Argument(help="Experiment TOML (see qbo.experiments.config).")] = None,
-    problem: Annotated[Optional[str], typer.Option(help="synthetic-bernoulli | synthetic-gaussian | automl-svm | linear | berkenkamp-* | michalewicz-* | tv-synthetic")] = None,
-    algorithms: Annotated[Optional[str], typer.Option(help="Comma-separated: q-gp-ucb, gp-ucb, q-linucb, linucb; for tv-synthetic also ctv, ctv-fixed, ctv-simple, tv-gp-ucb, q-ctv-gp-ucb")] = None,
+    problem: Annotated[Optional[str], typer.Option(help="A registered problem (listed by --help).")] = None,
+    algorithms: Annotated[Optional[str], typer.Option(help="Comma-separated registered policies (listed by --help).")] = None,
     budget: Annotated[Optional[int], typer.Option(help="Budget T in oracle calls.")] = None,
     trials: Annotated[Optional[int], typer.Option(help="Independent trials.")] = None,
     target: Annotated[Optional[str], typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Base seed.")] = None,
-    estimator: Annotated[Optional[str], typer.Option(help="QMC method of quantum policies: iae | auto | mc")] = None,
+    estimator: Annotated[Optional[str], typer.Option(help="QMC method of quantum policies (listed by --help).")] = None,
     accounting: Annotated[Optional[str], typer.Option(help=ACCOUNTING_HELP)] = None,
     lengthscale: Annotated[Optional[str], typer.Option(help=LENGTHSCALE_HELP)] = None,
     mitigation: Annotated[Optional[str], typer.Option(help="none | rem | zne | zne+rem (device-model targets).")] = None,
@@ -87,10 +88,39 @@ def _run(config, problem, algorithms, budget, trials, target, seed, estimator, a
         )
         if lengthscale is not None:
             cfg = cfg.with_lengthscale(lengthscale)
-        cfg = _time_varying_budget(cfg, budget is None and config is None)
         _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         return cfg, _execute(cfg, folder, workers, scheduler)
+
+
+def registry_help() -> dict[str, str]:
+    """The help of ``qbo run --problem`` and ``--algorithms``, generated from the registries."""
+    from qbo.algorithms import POLICIES
+    from qbo.experiments.config import ESTIMATORS, MITIGATIONS
+    from qbo.problems.registry import ALL_PROBLEMS, problem_entry
+
+    problems = []
+    for name in ALL_PROBLEMS:
+        entry = problem_entry(name)
+        problems.append(f"{name} ({entry.summary}{'; drifting' if entry.drifting else ''})")
+    policies = [f"{name} ({entry.kind()}{', drifting problems only' if entry.clocked else ''}: {entry.summary})"
+                for name, entry in POLICIES.items()]
+    return {"problem": "One of: " + "; ".join(problems) + "; or package.module:factory, your own (docs/runs.md).",
+            "algorithms": "Comma-separated, of: " + "; ".join(policies) + ".",
+            "estimator": "QMC method of quantum policies: " + " | ".join(ESTIMATORS),
+            "mitigation": " | ".join(MITIGATIONS) + " (device-model targets)."}
+
+
+class RunCommand(TyperCommand):
+    """`qbo run`, whose --problem and --algorithms help is generated from the registries when
+    help is shown (importing them on every start would slow every command)."""
+
+    def format_help(self, ctx, formatter) -> None:  # type: ignore[no-untyped-def]
+        texts = registry_help()
+        for param in self.params:
+            if param.name in texts:
+                param.help = texts[param.name]
+        super().format_help(ctx, formatter)
 
 
 @one_line_errors
@@ -147,7 +177,7 @@ def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
         from qbo.experiments.runner import run_experiment
 
         # the modules and config are loaded for good: the collector need not rescan them on
-        # each of the run's ~10^5 stages (bench/speed.py: about 0.5 s of the default run)
+        # each of the run's stages (bench/speed.py measures it; docs/scale-out.md)
         gc.freeze()
         with _progress(cfg) as report:
             return run_experiment(cfg, folder, report)
@@ -157,22 +187,11 @@ def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
         return run_fanned_out(cfg, folder, workers=1 if workers is None else workers, scheduler=scheduler, on_unit=report)
 
 
-def _time_varying_budget(cfg, budget_unset: bool):
-    """A classical run on a drifting problem counts rounds; its default budget is the seed's
-    horizon, not 10,000."""
-    from qbo.algorithms import POLICIES, is_quantum
-    from qbo.experiments.defaults import DEFAULT_ROUNDS
-    from qbo.problems import is_drifting
-
-    classical = all(a in POLICIES and not is_quantum(a) for a in cfg.algorithms)
-    if budget_unset and is_drifting(cfg.problem) and classical:
-        return cfg.with_overrides(budget=DEFAULT_ROUNDS)
-    return cfg
-
-
 def _no_device(target: str) -> None:
     """Paid hardware goes through `qbo submit` (cost plan, caps, confirmation), never `qbo run`."""
-    if target.startswith("ibm:"):
+    from qbo.execution import parse_target
+
+    if parse_target(target).is_ibm:
         raise ValueError(f"--target {target}: ibm: targets run with `qbo submit CONFIG --backend {target}` "
                          "(cost plan, caps and confirmation), or `qbo jobs resume RUN_DIR`")
 

@@ -14,6 +14,7 @@ import numpy as np
 from qbo.algorithms import is_quantum
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Curves, Painter
+from qbo.experiments.summary import regret_known
 from qbo.files import write_bytes_atomic
 from qbo.problems import is_drifting
 
@@ -43,12 +44,40 @@ def regret_curves(records: list[dict[str, Any]], budget: int, points: int = 400)
     return curves
 
 
+def reward_curves(records: list[dict[str, Any]], budget: int, points: int = 400) -> Curves:
+    """Per algorithm: (calls grid, mean, stderr) of the calls-weighted mean of the rewards a
+    unit observed so far (its estimates and samples), for problems without exact means."""
+    grid = np.linspace(0, budget, points)
+    per: dict[str, list[np.ndarray]] = {}
+    for (alg, _), rows in groupby(records, key=itemgetter("algorithm", "trial")):
+        calls, means, total, weight = [], [], 0.0, 0
+        for r in rows:
+            if r["estimate"] is not None:
+                total += r["oracle_calls"] * r["estimate"]
+                weight += r["oracle_calls"]
+            if weight:
+                calls.append(r["cum_calls"])
+                means.append(total / weight)
+        if calls:
+            per.setdefault(alg, []).append(np.interp(grid, calls, means, left=np.nan))
+    curves = {}
+    for alg, rows in per.items():
+        ys = np.array(rows)
+        se = ys.std(axis=0, ddof=1) / np.sqrt(len(ys)) if len(ys) > 1 else np.zeros_like(grid)
+        curves[alg] = (grid, ys.mean(axis=0), se)
+    return curves
+
+
 def regret_png(records: list[dict[str, Any]], config: ExperimentConfig, painter: Painter | None = None) -> Callable[[], bytes]:
     """regret.png of ``records``, being drawn (by ``painter``'s helper where it has one): the
     returned function gives its bytes. Cumulative regret against oracle calls, labelled with
     the accounting used; R_n / n against rounds for a classical run on a drifting problem."""
     if is_drifting(config.problem):
         figure = _drifting(records, config, per_round=not any(is_quantum(a) for a in config.algorithms))
+    elif not regret_known(records):  # a user's problem without exact means: no regret to draw
+        figure = (reward_curves(records, config.budget), "oracle calls (honest: shots x (2k+1))",
+                  "mean reward observed so far (estimates)",
+                  f"{config.problem}: exact means unknown, no regret; {config.trials} trials")
     else:
         accounting = " (reference accounting: UNDERCOUNTS)" if config.accounting == "reference" else " (honest: shots x (2k+1))"
         figure = (regret_curves(records, config.budget), "oracle calls" + accounting, "cumulative regret",

@@ -46,12 +46,8 @@ posteriors, bit for bit what each would do alone).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -60,17 +56,19 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms import Query, is_quantum, make_policy
+from qbo.algorithms import Query, is_quantum
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
-from qbo.execution import make_executor, parse_target
-from qbo.execution.jobs import RetryPolicy
-from qbo.experiments.clock import Clock, make_clock
+from qbo.execution.base import Closing
+from qbo.experiments.assembly import (
+    Unit, check_experiment, make_policy_for, problem_for_trial, stable_seed, stage_settings, unit_executor,
+    unit_parts, units,
+)
+from qbo.experiments.clock import Clock
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.defaults import policy_inputs, policy_options
 from qbo.experiments.folder import (
     STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder,
-    pinned_calibration, remove_units, unit_key, verify_finished, verify_run_folder,
+    remove_units, verify_finished, verify_run_folder,
 )
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
@@ -79,9 +77,8 @@ from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
-from qbo.noise import Snapshot
 from qbo.qmc.resumable import ResumableState
-from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
+from qbo.problems import is_drifting
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
 
@@ -95,54 +92,6 @@ LOCKSTEP_BYTES = 256 << 20  # what a lockstep group may hold (lockstep_groups, l
 STAGE_BYTES = 1024  # a stage's history entry and journal line, held until a lockstep group ends
 PAINTER_MIN_CALLS = 100_000  # trials x algorithms x budget from which regret.png is drawn by a warm helper
 UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One run of one algorithm in one trial."""
-
-    trial: int
-    algorithm: str
-
-    @property
-    def key(self) -> str:
-        return unit_key(self.trial, self.algorithm)
-
-    def seed(self, base: int) -> int:
-        return stable_seed(f"{base}/{self.trial}/{self.algorithm}")
-
-
-def stable_seed(text: str) -> int:
-    """A 64-bit seed from ``text`` that is the same in every process (unlike ``hash``)."""
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-
-
-def units(config: ExperimentConfig) -> list[Unit]:
-    """Every unit of the run, in the order ``merge`` writes them."""
-    return [Unit(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
-
-
-_PROBLEMS: OrderedDict[str, Problem | TVProblem] = OrderedDict()  # the last problems built (units of a trial share one)
-_PROBLEMS_KEPT = 32  # a lockstep group interleaves trials: keep every trial of a default run
-_PROBLEMS_LOCK = threading.Lock()  # Dask threads (processes=False) share the cache
-
-
-def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProblem:
-    """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one (a
-    drifting problem draws its realisation per unit instead, ``qbo.experiments.clock``)."""
-    options = ({"seed": config.seed + trial} if takes_seed(config.problem) else {}) | dict(config.problem_options)
-    key = json.dumps([config.problem, options], sort_keys=True, default=str)
-    with _PROBLEMS_LOCK:
-        problem = _PROBLEMS.get(key)
-        if problem is not None:
-            _PROBLEMS.move_to_end(key)
-            return problem
-    problem = make_problem(config.problem, **options)
-    with _PROBLEMS_LOCK:
-        _PROBLEMS[key] = problem
-        while len(_PROBLEMS) > _PROBLEMS_KEPT:
-            _PROBLEMS.popitem(last=False)
-    return problem
 
 
 def run_experiment(
@@ -175,8 +124,8 @@ def run_experiment(
 
 def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
     """A painter whose helper imports matplotlib on a spare core while the units run (``busy``
-    of this machine's cores run units), for a run big enough to hide it (the default run:
-    2e5 calls, ~0.6 s saved); small runs, a machine without a spare core, and a process that
+    of this machine's cores run units), for a run big enough to hide it (PAINTER_MIN_CALLS; the saving is in
+    docs/scale-out.md); small runs, a machine without a spare core, and a process that
     has matplotlib already draw in process."""
     painter = Painter()
     big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
@@ -189,41 +138,6 @@ def _cores() -> int:
     """Cores this process may run on (its affinity, where the platform says)."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-
-
-def check_experiment(config: ExperimentConfig) -> StageSettings:
-    """Build trial 0's problem and every policy, and resolve the mitigation and the hardware
-    settings: a bad name or option fails here, with a one-line ValueError, before a run
-    folder is claimed.  Returns the stage settings."""
-    for algorithm in config.algorithms:
-        is_quantum(algorithm)  # an unknown name fails before any problem is built
-    problem = problem_for_trial(config, 0)
-    for algorithm in config.algorithms:
-        policy = _policy(config, algorithm, problem)
-        if policy.clocked and not is_drifting(config.problem):
-            raise ValueError(f"algorithm {algorithm!r} is time-varying and needs a drifting problem "
-                             f"({', '.join(DRIFTING)}), got problem {config.problem!r}")
-        if policy.resumes:
-            _check_resumable(config, algorithm)
-    _hardware(config)
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
-    return _settings(config)
-
-
-def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
-    """Resumed QMC (``qbo.qmc.resumable``) is plain IAE on a noiseless model: it has no
-    mitigation and no calibration-aware bias pad, so on a device model its intervals would
-    not be honest (issue 9). Refuse before a folder is claimed."""
-    if config.estimator != "iae" or config.mitigation != "none":
-        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
-                         f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
-    target = parse_target(config.target)
-    if (target.kind in ("aer", "fake") and target.name) or target.kind == "ibm":  # runs with a device model
-        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
-                         f"target {config.target!r} has a device model: use a noiseless target (exact, aer) or "
-                         "a policy without resume")
 
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
@@ -257,7 +171,7 @@ def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str
             else:
                 opened.callback(live.close)
                 lives.append(live)
-        settings = _settings(config, out) if lives else None
+        settings = stage_settings(config, out) if lives else None
         for batch in _lockstep_batches(lives):
             _run_batch(batch, config, settings, on_progress)
             for live in batch:  # a unit is finished as soon as its batch ends
@@ -288,9 +202,8 @@ class _Live:
         """End an IBM batch or session (once)."""
         if self._executor_open:
             self._executor_open = False
-            close = getattr(self.executor, "close", None)
-            if close is not None:
-                close()
+            if isinstance(self.executor, Closing):
+                self.executor.close()
 
     def close(self) -> None:
         """Close the executor, then the journal (written up to its last checkpoint, even after an error)."""
@@ -312,18 +225,13 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
         if replay.done:
             journal.close()
             return None
-        problem = problem_for_trial(config, unit.trial)
-        policy = _policy(config, unit.algorithm, problem)
-        clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
-        at = _replay(policy, clock, rng, replay)
-        mode, retry = _hardware(config)
-        # the unit's executor is built with the unit's generator; the run folder holds the
-        # hardware job journal (jobs.jsonl), shared by all units
-        executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+        parts = unit_parts(config, unit)
+        at = _replay(parts.policy, parts.clock, rng, replay)
+        executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
     except BaseException:
         journal.close()
         raise
-    return _Live(unit, journal, problem, policy, clock, at, executor)
+    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor)
 
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
@@ -372,7 +280,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
         return [[unit] for unit in todo]
     problem = problem_for_trial(config, 0)
     together = {alg for alg in config.algorithms if not is_quantum(alg)
-                and GPUCBLockstep.of([_policy(config, alg, problem)]) is not None}
+                and GPUCBLockstep.of([make_policy_for(config, alg, problem)]) is not None}
     cap = max(1, LOCKSTEP_BYTES // lockstep_bytes(problem.arms.shape[0], config.budget))
     count: dict[str, int] = {}
     for unit in todo:
@@ -395,7 +303,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
 def lockstep_bytes(num_arms: int, budget: int) -> int:
     """What one unit holds in a lockstep group until the group ends: its share of the stacked
     posterior, and STAGE_BYTES per stage for its policy's history and its journal's lines
-    (about 700 bytes a stage, measured on gp-ucb)."""
+    (docs/scale-out.md gives the size measured on gp-ucb)."""
     return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
@@ -453,62 +361,6 @@ def unit_done(config: ExperimentConfig, out_dir: str | Path, unit: Unit) -> bool
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
     """Continue a killed run from its folder."""
     return run_experiment(open_run_folder(run_dir), run_dir, on_progress)
-
-
-def _staged(config: ExperimentConfig) -> bool:
-    """Some policy of the run is quantum (a drifting problem then runs QMC stages for all)."""
-    return any(is_quantum(a) for a in config.algorithms)
-
-
-def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProblem) -> PolicyBase:
-    options = policy_options(algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {}),
-                             _staged(config))
-    return make_policy(algorithm, problem.arms, policy_inputs(problem), **options)
-
-
-def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) -> Snapshot | None:
-    """The calibration a run's estimators plan and pad with (issue 9): the snapshot of
-    ``aer:NAME``, the fake backend of ``fake:BACKEND`` (local mode simulates its noise), the
-    calibration ``qbo submit`` pinned in the run folder for ``ibm:BACKEND``; None for the
-    noiseless targets and for an ``ibm:`` run without one (its estimates then promise nothing
-    on the device, ``qbo.qmc.base.without_device_model``)."""
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        return target.snapshot()
-    if target.kind == "ibm":
-        return pinned_calibration(out_dir, str(target))
-    return None
-
-
-def _settings(config: ExperimentConfig, out_dir: str | Path | None = None) -> StageSettings:
-    # a device model caps depth and pads the bias by its calibration, as qbo estimate does
-    snapshot = device_model(config, out_dir)
-    return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config, snapshot), config.weights, snapshot)
-
-
-def _mitigation(config: ExperimentConfig, snapshot: Snapshot | None):
-    """The Mitigation for config.mitigation on the run's device model (None for 'none')."""
-    if config.mitigation == "none":
-        return None
-    from qbo.mitigation import make_mitigation
-
-    if snapshot is None:
-        raise ValueError(f"mitigation '{config.mitigation}' needs a device model target (aer:NAME or fake:NAME), got '{config.target}'")
-    return make_mitigation(config.mitigation, snapshot)
-
-
-def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]:
-    """(mode, retry policy) of the config's [hardware] table; (None, None) when it is empty,
-    so that the run folder's execution.json (``qbo submit``) applies."""
-    table = dict(config.hardware)
-    if not table:
-        return None, None
-    mode = table.pop("mode", None)
-    try:
-        return mode, RetryPolicy(**table)
-    except TypeError as exc:
-        raise ValueError(f"hardware: {exc}") from None
 
 
 def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: Replay) -> Progress:

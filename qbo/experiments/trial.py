@@ -47,7 +47,7 @@ from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
 from qbo.algorithms.gp_ucb import GPUCBLockstep
-from qbo.execution.base import Executor
+from qbo.execution.base import ClassicalSourced, Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
 from qbo.noise import Snapshot
@@ -59,11 +59,12 @@ from qbo.qmc.resumable import expected_refine_calls, refine_estimate
 
 @dataclass
 class Progress:
-    """Where a unit stands: stages done, calls charged, regret accrued."""
+    """Where a unit stands: stages done, calls charged, regret accrued (None: the problem's
+    exact means are unknown, so regret is undefined)."""
 
     stage: int = 0
     calls: int = 0
-    regret: float = 0.0
+    regret: float | None = 0.0
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def run_lockstep(
 
 def _classical_source(executor: Executor) -> Any:
     """What a classical sample draws from: on hardware the reward model, never the QPU (issue 11)."""
-    return getattr(executor, "classical_source", executor)
+    return executor.classical_source if isinstance(executor, ClassicalSourced) else executor
 
 
 def _measure(
@@ -196,12 +197,12 @@ def _measure(
 
 def _record(
     at: Progress, arm: int, eps: float | None, method: str,
-    charged: int, honest: int, value: float | None, regret: float, weight_eps: float | None,
+    charged: int, honest: int, value: float | None, regret: float | None, weight_eps: float | None,
 ) -> dict[str, Any]:
     """Advance ``at`` by one stage and return its record (the key order is the line's)."""
     at.stage += 1
     at.calls += charged
-    at.regret += regret
+    at.regret = None if regret is None or at.regret is None else at.regret + regret
     return {
         "stage": at.stage, "arm": arm, "eps": eps, "method": method, "oracle_calls": charged,
         "honest_calls": honest, "estimate": value, "cum_calls": at.calls, "cum_regret": at.regret,
