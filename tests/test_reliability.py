@@ -416,7 +416,7 @@ def test_a_tampered_checkpoint_is_refused(tmp_path, tamper, fragment):
 
 def test_plot_refuses_bad_stage_files(run):
     for text, fragment in [("[]\n", "not a JSON object"), ("null\n", "not a JSON object"), ('"x"\n', "not a JSON object"),
-                           ("", "no stage records"), ('{"trial": 0}\n', "algorithm")]:
+                           ("", "differs from what run.json recorded"), ('{"trial": 0}\n', "line 1")]:  # checked against run.json first
         (run / "stages.jsonl").write_text(text)
         before = (run / "regret.png").read_bytes()
         line = one_line_exit(CliRunner().invoke(app, ["plot", str(run)]))
