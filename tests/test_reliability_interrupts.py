@@ -95,7 +95,8 @@ def _interrupt_then_resume(cwd: Path, sig: int, moment: float | None, expected: 
     return True
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupt_mid_run_prints_one_line_and_resumes_byte_identically(reference, tmp_path, sig):
     expected, _ = reference
     assert _interrupt_then_resume(tmp_path, sig, None, expected)
@@ -199,3 +200,39 @@ def test_an_interrupted_run_in_process_releases_its_lock(tmp_path, monkeypatch):
         run_experiment(config, tmp_path / "R")
     monkeypatch.setattr(UnitJournal, "append", original)
     run_experiment(config, tmp_path / "R")  # the lock was released; the resume completes
+
+
+def _main(argv, monkeypatch, capsys):
+    from qbo.cli.app import main
+
+    monkeypatch.setattr(sys, "argv", ["qbo", *argv])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_cli_prints_one_line_exits_128_plus_the_signal_and_resumes_identically(tmp_path, monkeypatch, capsys, sig):
+    """In process (the subprocess tests above are slow): the signal arrives at the 120th stage."""
+    args = ["run", "--budget", "300", "--trials", "2", "--algorithms", "gp-ucb", "--seed", "4"]
+    monkeypatch.chdir(tmp_path)
+    assert _main([*args, "--out", "plain"], monkeypatch, capsys)[0] == 0
+    original = UnitJournal.append
+    count = {"n": 0}
+
+    def append(self, record):
+        count["n"] += 1
+        if count["n"] == 120:
+            os.kill(os.getpid(), sig)
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", append)
+    with interruptible():  # as python -m qbo.cli installs it
+        code, err = _main([*args, "--out", "R"], monkeypatch, capsys)
+    monkeypatch.setattr(UnitJournal, "append", original)
+    assert code == CODES[sig] and err.strip().splitlines() == ["interrupted; resume with: qbo run --resume R"]
+    assert _main(["run", "--resume", "R"], monkeypatch, capsys)[0] == 0
+    assert _files(tmp_path / "R") == _files(tmp_path / "plain")
