@@ -67,7 +67,6 @@ import hashlib
 import json
 import os
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
@@ -76,15 +75,14 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
-from qbo.errors import BadFile
+from qbo.execution.job_lines import ENDED, PENDING, checked_entry  # noqa: F401 - re-exported
+from qbo.execution.spending import spent, unbilled  # noqa: F401 - re-exported
 from qbo.grover import cache_key
 from qbo.files import append_line, numbered_lines, write_text_atomic
 
 JOURNAL_NAME = "jobs.jsonl"
 SETTINGS_NAME = "execution.json"
 MODES = ("job", "batch", "session")
-PENDING = ("submitted", "timeout")
-ENDED = ("failed", "lost", "cancelled", "maxtime", "notfound")  # terminal: the job gives no counts
 FINAL_STATES = ("DONE", "CANCELLED", "ERROR")  # RuntimeJobV2.status() strings that never change
 
 
@@ -246,42 +244,6 @@ class JobJournal:
         return list(jobs.values()) + list(unsure.values())
 
 
-EVENTS = ("intent", "submitted", "done", "resubmit", "duplicate", "session", "usage") + PENDING + ENDED
-_JOB_EVENTS = ("submitted", "done", "duplicate", "usage") + PENDING + ENDED  # lines about one job: a job id
-_SECONDS = ("predicted_s", "estimated_s", "qpu_s", "charged_s", "wall_s", "max_time")
-
-
-def checked_entry(entry: dict[str, Any], where: str) -> dict[str, Any]:
-    """``entry`` if it is a job journal line qbo can use; one-line ``BadFile`` otherwise."""
-    event = entry.get("event")
-    if event not in EVENTS:
-        raise BadFile(f"{where}: event {_shown(event)} is not a job journal event; the journal is damaged")
-    for key in ("fingerprint", "job_id"):
-        if key not in entry or not (entry[key] is None or isinstance(entry[key], str)):
-            raise BadFile(f"{where}: {key} is {_shown(entry.get(key, '<missing>'))}, expected a string or null; "
-                          "the journal is damaged")
-    if event in _JOB_EVENTS and not entry["job_id"]:
-        raise BadFile(f"{where}: a {event} line without a job id; the journal is damaged")
-    if event in ("intent", "submitted", "done", "resubmit") and not entry["fingerprint"]:
-        raise BadFile(f"{where}: a {event} line without a fingerprint; the journal is damaged")
-    for key in _SECONDS:
-        value = entry.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not 0 <= value < float("inf")):
-            raise BadFile(f"{where}: {key} is {_shown(value)}, expected a finite number of seconds >= 0; "
-                          "the journal is damaged")
-    counts = entry.get("counts")
-    if counts is not None and not (isinstance(counts, list) and all(
-            isinstance(c, dict) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in c.values())
-            for c in counts)):
-        raise BadFile(f"{where}: counts are not a list of bitstring counts; the journal is damaged")
-    return entry
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(value)[:40]
-
-
 def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
     """Fingerprints submitted again while an earlier submission was not failed or lost."""
     last: dict[str, str] = {}  # job id -> latest event
@@ -298,67 +260,6 @@ def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
         if entry["event"] in PENDING + ENDED + ("done",):
             last[job] = entry["event"]
     return bad
-
-
-def _charges(entries: Sequence[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float]]:
-    """(charge while unbilled, billed usage) per job id: the charge is the larger of the
-    plan's prediction and IBM's estimate (``usage_estimation``); the usage is IBM's final
-    figure, journalled on ``done`` or later on a ``usage`` line."""
-    charged: dict[str, float] = {}
-    used: dict[str, float] = {}
-    for entry in entries:
-        job = entry.get("job_id")
-        if job is None:
-            continue
-        if entry["event"] in ("submitted", "duplicate") and job not in charged:
-            charged[job] = max(float(entry.get("predicted_s") or 0.0), float(entry.get("estimated_s") or 0.0))
-        if entry.get("qpu_s") is not None:
-            used[job] = float(entry["qpu_s"])
-    return charged, used
-
-
-def unbilled(entries: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Job id -> its charge, for every job whose final usage is not journalled yet."""
-    charged, used = _charges(entries)
-    return {job: c for job, c in charged.items() if job not in used}
-
-
-def spent(entries: Sequence[dict[str, Any]], now: float | None = None) -> tuple[int, float]:
-    """(jobs submitted, QPU seconds) of a journal. A job counts IBM's final usage once it is
-    known, until then the larger of its prediction and IBM's estimate (``job.usage()`` is 0
-    until IBM has computed it, so a 0 is never taken for the usage). In session mode IBM
-    bills the session's wall time: the total is then at least the sessions' wall time (a
-    session not journalled as closed counts the time since it opened, up to its max_time)."""
-    charged, used = _charges(entries)
-    seconds = sum(used.get(job, c) for job, c in charged.items())
-    sessions, opened = 0.0, None
-    for entry in entries:
-        if entry["event"] != "session" or entry.get("mode") != "session":
-            continue
-        if entry.get("reason") == "opened":
-            if opened is not None:  # its process died: it ran until this one opened, or its max_time
-                sessions += _open_for(opened, _stamp(entry.get("time")))
-            opened = entry
-        elif entry.get("reason") == "closed" and opened is not None:
-            sessions += float(entry.get("wall_s") or 0.0)
-            opened = None
-    if opened is not None:
-        sessions += _open_for(opened, time.time() if now is None else now)
-    return len(charged), max(seconds, sessions)
-
-
-def _open_for(opened: dict[str, Any], until: float | None) -> float:
-    """Seconds a session journalled as opened may have run until ``until`` (its max_time at most)."""
-    start, limit = _stamp(opened.get("time")), opened.get("max_time")
-    since = max(0.0, until - start) if until is not None and start is not None else float(limit or 0)
-    return since if limit is None else min(since, float(limit))
-
-
-def _stamp(text: Any) -> float | None:
-    try:
-        return datetime.fromisoformat(str(text)).timestamp()
-    except ValueError:
-        return None
 
 
 # ------------------------------------------------------------------ settings

@@ -49,6 +49,7 @@ from qbo.execution.connection import (  # noqa: F401 - re-exported
     status_name,
 )
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
+from qbo.execution.sampler_io import HardwareError, by_shots, checked, counts_of  # noqa: F401 - re-exported
 from qbo.execution.ibm import (  # noqa: F401 - re-exported
     CREDENTIALS_HELP, IBMConnection, connect, credentials_available, ibm_backend, ibm_service, saved_account_exists,
 )
@@ -59,10 +60,6 @@ from qbo.execution.jobs import (
 from qbo.execution.service_logs import quiet, redact, route_service_logs  # noqa: F401 - re-exported
 from qbo.execution.transpile import TranspileCache
 from qbo.grover import cache_key
-
-
-class HardwareError(RuntimeError):
-    """A request that could not be completed on the device (message safe to print)."""
 
 
 class CapReached(HardwareError):
@@ -200,7 +197,7 @@ class RuntimeExecutor:
         fp = fingerprint(self.target, circuits, shots, seed, self.options_id, self._version)
         known = self.journal.known(fp) if self.journal else Known(None, None, 0)
         if known.counts is not None:
-            return _checked(known.counts, len(circuits), shots)
+            return checked(known.counts, len(circuits), shots)
         compiled = [self.compiled(c) for c in circuits]
         attempts, failures, unsure, ended = known.attempts, 0, known.unsure, set(known.ended)
         job, job_id = None, known.pending
@@ -251,8 +248,8 @@ class RuntimeExecutor:
                 failures += 1
                 self._give_up_or_wait(exc, kind, failures, job_id, unsure)
                 continue
-            counts = [_counts(r, shots) for r in result]
-            counts = _checked(counts, len(circuits), shots)
+            counts = [counts_of(r, shots) for r in result]
+            counts = checked(counts, len(circuits), shots)
             self._log("done", fp, job_id, counts=counts, qpu_s=self._usage(job))
             return counts
 
@@ -431,36 +428,6 @@ def _resume_hint(pending: str | None, unsure: bool = False) -> str:
         return ("; the last submission may have reached the service: "
                 "`qbo jobs resume RUN_DIR` looks it up by its tag")
     return ""
-
-
-def by_shots(shots: Sequence[int]) -> dict[int, list[int]]:
-    """Indices of the circuits of each distinct shot count: one job each."""
-    groups: dict[int, list[int]] = {}
-    for i, n in enumerate(shots):
-        groups.setdefault(n, []).append(i)
-    return groups
-
-
-def _counts(pub_result: Any, shots: int) -> Counts:
-    """Counts of the (single) classical register of one pub result."""
-    data = pub_result.data
-    names = list(data.keys()) if hasattr(data, "keys") else list(vars(data))
-    if len(names) != 1:
-        raise HardwareError(f"expected one classical register in the result, got {len(names)}")
-    bits = getattr(data, names[0])
-    if bits.num_shots != shots:
-        raise HardwareError(f"asked for {shots} shots, backend returned {bits.num_shots}")
-    return {str(k): int(v) for k, v in bits.get_counts().items()}
-
-
-def _checked(counts: Sequence[Counts], circuits: int, shots: int) -> list[Counts]:
-    """Check one Counts per circuit, each summing to ``shots``."""
-    if len(counts) != circuits:
-        raise HardwareError(f"asked for {circuits} results, got {len(counts)}")
-    for c in counts:
-        if sum(c.values()) != shots:
-            raise HardwareError(f"asked for {shots} shots, got {sum(c.values())}")
-    return [dict(c) for c in counts]
 
 
 def journalled_executor(
