@@ -184,6 +184,7 @@ def test_signals_outside_a_write_raise_at_once_and_only_once():
         assert done
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_in_process_releases_its_lock(tmp_path, monkeypatch):
     config = ExperimentConfig(budget=300, trials=1, algorithms=("gp-ucb",))
     original = UnitJournal.append
@@ -236,3 +237,28 @@ def test_the_cli_prints_one_line_exits_128_plus_the_signal_and_resumes_identical
     assert code == CODES[sig] and err.strip().splitlines() == ["interrupted; resume with: qbo run --resume R"]
     assert _main(["run", "--resume", "R"], monkeypatch, capsys)[0] == 0
     assert _files(tmp_path / "R") == _files(tmp_path / "plain")
+
+
+def test_an_interrupted_hardware_run_names_jobs_resume(tmp_path, monkeypatch, capsys):
+    from qbo.execution import runtime
+    from tests.support.fake_service import fake_ibm
+
+    conn = fake_ibm()
+    monkeypatch.setattr(runtime, "connect", lambda kind: conn)
+    config = tmp_path / "cfg.toml"
+    config.write_text(ExperimentConfig(algorithms=("q-gp-ucb",), budget=300, trials=1).to_toml())
+    monkeypatch.chdir(tmp_path)
+    original = UnitJournal.append
+
+    def append(self, record):
+        if record["stage"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", append)
+    with interruptible():
+        code, err = _main(["submit", str(config), "--backend", "ibm:ibm_test", "--out", "R", "--yes"], monkeypatch, capsys)
+    monkeypatch.setattr(UnitJournal, "append", original)
+    lines = [line for line in err.splitlines() if "oracle calls" not in line and line.strip()]
+    assert code == 130 and lines == ["interrupted; resume with: qbo jobs resume R"], err
+    assert _main(["jobs", "resume", "R"], monkeypatch, capsys)[0] == 0

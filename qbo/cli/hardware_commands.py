@@ -224,7 +224,14 @@ def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
     from qbo.experiments.config import load_config
     from qbo.experiments.summary import format_table, summarise
 
-    records = go(_Progress())
+    from qbo.files import Interrupted
+
+    try:
+        records = go(_Progress())
+    except Interrupted as exc:  # journals cut back to their last commit, the lock released; qbo.cli.app prints it
+        if (folder / "run.json").exists():
+            exc.note = f"interrupted; resume with: qbo jobs resume {folder}"
+        raise
     cfg = load_config(folder / "config.toml")
     typer.echo(format_table(summarise(records, cfg)))
     jobs = JobJournal.in_run_dir(folder).jobs()
