@@ -224,16 +224,11 @@ def cost_collect(trials: int, path: str) -> None:
     from qbo.qmc import iae
 
     keys: dict[str, None] = {}
-    compute = iae._expected_calls
-
-    def record(config, key, eps, model=None):  # type: ignore[no-untyped-def]
+    with iae.recording_cost_queries() as queries, contextlib.redirect_stdout(io.StringIO()):
+        loop_child(trials)
+    for config, key, eps in queries:
         if key is None:
             keys.setdefault(json.dumps([dataclasses.asdict(config), eps]))
-        return compute(config, key, eps, model)
-
-    iae._expected_calls = record
-    with contextlib.redirect_stdout(io.StringIO()):
-        loop_child(trials)
     Path(path).write_text("[" + ",".join(keys) + "]")
 
 

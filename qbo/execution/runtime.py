@@ -43,13 +43,14 @@ from typing import Any
 import numpy as np
 from qiskit import QuantumCircuit
 
+from qbo.errors import HardwareError
 from qbo.execution.base import Counts, check_shots, transpile_seed
 from qbo.execution.connection import (  # noqa: F401 - re-exported
     LOCAL_POLL_S, Connection, LocalConnection, _mode, _sampler, fake_backend, fake_backend_names, local_simulator,
     status_name,
 )
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
-from qbo.execution.sampler_io import HardwareError, by_shots, checked, counts_of  # noqa: F401 - re-exported
+from qbo.execution.sampler_io import by_shots, checked, counts_of  # noqa: F401 - by_shots re-exported
 from qbo.execution.ibm import (  # noqa: F401 - re-exported
     CREDENTIALS_HELP, IBMConnection, connect, credentials_available, ibm_backend, ibm_service, saved_account_exists,
 )

@@ -11,12 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from qbo.errors import HardwareError  # also a result that does not answer its request
 from qbo.execution.base import Counts
-
-
-class HardwareError(RuntimeError):
-    """A request that could not be completed on the device (message safe to print); also a
-    result that does not answer its request (circuits, shots or registers differ)."""
 
 
 def by_shots(shots: Sequence[int]) -> dict[int, list[int]]:

@@ -21,6 +21,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.result import Estimate
@@ -46,7 +47,7 @@ class AutoEstimator:
     def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | MonteCarloEstimator:
         eps = unit_epsilon(oracle, self.epsilon)
         iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -60,9 +61,10 @@ class AutoEstimator:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         if executor.target not in NOISELESS_TARGETS:
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
