@@ -4,6 +4,7 @@ from qbo.qmc.auto import AutoEstimator
 from qbo.qmc.base import MeanEstimator
 from qbo.qmc.capped import CalibrationAwareIAE, CalibrationAwareMC
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate, Round
@@ -62,7 +63,7 @@ def make_estimator(
 
 
 __all__ = [
-    "AutoEstimator", "CalibrationAwareIAE", "CalibrationAwareMC", "Estimate", "IterativeAmplitudeEstimation", "METHODS",
+    "AutoEstimator", "CalibrationAwareIAE", "CalibrationAwareMC", "Estimate", "IterativeAmplitudeEstimation", "LRState", "LikelihoodRatioAE", "METHODS",
     "MaximumLikelihoodAE", "MeanEstimator", "MonteCarloEstimator", "ProbabilityEstimator", "Round",
     "RoundEstimator", "RoundResult", "hoeffding_shots", "make_estimator",
 ]
