@@ -219,7 +219,23 @@ def _next_round(rounds: tuple[Round, ...], iv: Interval, eps: float, q: float, s
                 k_max: int | None) -> tuple[int, int]:
     """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate."""
     k_last = max(r.k for r in rounds)
-    return _plan(iv.theta_hat, eps, q, _information(rounds), k_last, shots, k_max)
+    info = _information(rounds)
+    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info:
+        return _split(iv.theta_low, iv.theta_high, q, k_last, shots, k_max)
+    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max)
+
+
+def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_max: int | None) -> tuple[int, int]:
+    """A round for an interval the Gaussian model calls done but is not: its likelihood keeps two
+    modes near its ends (the deepest power's mirror alias, which more shots there never split).
+    The power up to 2K + 1 whose p_K differs most between the ends per call, with the shots that
+    make their likelihood ratio about q (n ~ q / (4 dp^2)), at most ``shots``."""
+    big_cap = 4 * k_last + 3 if k_max is None else min(4 * k_last + 3, 2 * k_max + 1)
+    cands = np.arange(1, big_cap + 1, 2, dtype=float)
+    dp = np.sin(cands * theta_a) ** 2 - np.sin(cands * theta_b) ** 2
+    i = int(np.argmax(dp * dp / cands))
+    n = math.ceil(q / (4.0 * max(float(dp[i] ** 2), 1e-12)))
+    return int(cands[i] - 1) // 2, int(min(max(n, 1), shots))
 
 
 def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: int,
