@@ -11,7 +11,7 @@ from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
 from qbo.noise import Snapshot
 
-METHODS = ("iae", "mlae", "mc", "auto")
+METHODS = ("iae", "mlae", "mc", "lrae", "auto")
 
 
 def make_estimator(
@@ -19,7 +19,8 @@ def make_estimator(
     mitigation: ProbabilityEstimator | None = None, snapshot: Snapshot | None = None,
     check_shots: int = 0,
 ) -> MeanEstimator:
-    """Estimator by name: 'iae', 'mlae', 'mc' or 'auto'; ``shots`` sets IAE's (MLAE's
+    """Estimator by name: 'iae', 'mlae', 'mc', 'lrae' (``qbo.qmc.lrae``; ``shots``: its shots
+    per power) or 'auto'; ``shots`` sets IAE's (MLAE's
     intermediate) shots per round.
 
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds, and to
@@ -54,6 +55,10 @@ def make_estimator(
     if method == "mlae":
         return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots, mitigation=mitigation,
                                    **({} if shots is None else {"shots": shots}))
+    if method == "lrae":
+        if snapshot is not None:
+            raise ValueError("method 'lrae' assumes a noiseless device; got a device snapshot (use 'mlae' or 'iae')")
+        return LikelihoodRatioAE(epsilon, alpha, **({} if shots is None else {"shots": shots}))
     if method == "mc":
         mc = MonteCarloEstimator(epsilon, alpha)
         return mc if snapshot is None else CalibrationAwareMC(mc, snapshot)

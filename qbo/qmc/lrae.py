@@ -424,8 +424,11 @@ class LikelihoodRatioAE:
     def run(self, eps: float, sample: Sampler) -> tuple[tuple[Round, ...], Interval]:
         """The rounds and final interval of one estimate on amplitude scale ``eps``; pure given
         ``sample(k, shots) -> Round`` (the bench draws the binomials itself)."""
+        if eps >= 0.5:  # [0, 1] already has half-width 1/2
+            return (), Interval(0.25 * math.pi, 0.0, HALF_PI, ((0.0, HALF_PI),))
         rounds, iv = run_schedule((), ((0.0, HALF_PI),), eps, self.alpha, sample, self.shots, self.k_max)
-        assert iv is not None  # at least one round always runs
+        if iv is None:
+            raise RuntimeError("run_schedule ran no round at eps < 1/2")
         return rounds, iv
 
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
@@ -450,6 +453,8 @@ class LikelihoodRatioAE:
         interval is Gaussian (``_schedule_calls``); cached per (configuration, eps)."""
         eps = float(epsilon_unit)
         q = threshold(self.alpha)
+        if eps >= 0.5:
+            return 0.0
         m = default_shots(self.alpha) if self.shots is None else self.shots
         key = ("lrae", self.alpha, m, self.k_max, eps)
         return _COSTS.mean_calls(key, lambda: (lambda theta: _schedule_calls(theta, eps, q, m)))
