@@ -13,11 +13,11 @@ error grows with k as it does on hardware.
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 from qiskit import ClassicalRegister, QuantumCircuit
 from qiskit.circuit.library import grover_operator
 
+from qbo import caches
 from qbo.oracles.base import Oracle
 
 ORACLE_KEY = "qbo_oracle"
@@ -35,7 +35,7 @@ def oracle_calls(k: int, shots: int, scale: int = 1) -> int:
     return shots * scale * (2 * k + 1)
 
 
-@lru_cache(maxsize=256)
+@caches.lru(maxsize=256)
 def grover(oracle: Oracle) -> QuantumCircuit:
     """The Grover operator Q of ``oracle`` built with ``qiskit.circuit.library.grover_operator``."""
     phase = QuantumCircuit(oracle.num_qubits, name="S_chi")
@@ -43,7 +43,7 @@ def grover(oracle: Oracle) -> QuantumCircuit:
     return grover_operator(phase, state_preparation=oracle.circuit, insert_barriers=True, name="Q")
 
 
-@lru_cache(maxsize=4096)
+@caches.lru(maxsize=4096)
 def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
     """Q^k A followed by a measurement of the objective qubit into a 1-bit register.
 

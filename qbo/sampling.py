@@ -24,11 +24,11 @@ streams are again those of ``classical_samples`` (tests/test_sampling.py checks 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from qbo import caches
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.grover import ORACLE_KEY, POWER_KEY, power_circuit
 from qbo.oracles.base import Oracle
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from qiskit import QuantumCircuit
 
 
-@lru_cache(maxsize=1024)
+@caches.lru(maxsize=1024)
 def sample_circuit(oracle: Oracle) -> "QuantumCircuit":
     """A followed by a measurement of the outcome register (or of the objective qubit)."""
     if oracle.outcomes is None:
@@ -82,13 +82,25 @@ def classical_sampler(executor: Executor, oracle: Oracle) -> Callable[[], float]
     return lambda: first if executor.rng.binomial(1, p_first) else second
 
 
+def two_outcome_table(executor: Executor, oracle: Oracle) -> tuple[float, float, float] | None:
+    """(P(first outcome), first, second) of one classical sample of ``oracle`` where
+    ``classical_sampler`` draws it as ``first if rng.binomial(1, p) else second`` (qbo's exact
+    executor and an oracle of two outcomes); None elsewhere."""
+    if not _exact(executor):
+        return None
+    pvals, values = _exact_table(oracle)
+    if pvals.shape[0] != 2:
+        return None
+    return float(pvals[0]), float(values[0]), float(values[1])
+
+
 def _exact(executor: Executor) -> bool:
     from qbo.execution.exact import ExactExecutor
 
     return type(executor) is ExactExecutor
 
 
-@lru_cache(maxsize=4096)
+@caches.lru(maxsize=4096)
 def _exact_table(oracle: Oracle) -> tuple[np.ndarray, np.ndarray]:
     """(normalised outcome probabilities as ``ExactExecutor`` samples them, reward of each
     outcome index) for one classical shot of ``oracle``."""

@@ -278,3 +278,19 @@ def test_centred_example_runs_end_to_end(tmp_path: Path) -> None:
     finals = {r["algorithm"]: r for r in records}
     assert all(r["cum_calls"] == 600 for r in finals.values())
     assert (tmp_path / "run" / "summary.csv").exists()
+
+
+@pytest.mark.parametrize("name, options", [("q-ucb-halve", {}), ("q-gp-ucb", {"resume": True, "beta": 1.4})])
+def test_resumed_policies_resume_after_a_crash_with_identical_files(name, options, tmp_path, monkeypatch):
+    """docs/bandits.md: a killed run of a resumed policy continues from its journal (the
+    resumed QMC states are replayed from the stage records' "qmc")."""
+    from qbo.experiments.config import ExperimentConfig
+    from qbo.experiments.runner import resume_experiment
+    from tests.support.crash import crash_at_append
+
+    config = ExperimentConfig(algorithms=(name,), budget=1500, trials=1, algorithm_options={name: options} if options else {})
+    run_experiment(config, tmp_path / "clean")
+    crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
+    resume_experiment(tmp_path / "crashed")
+    for file in ("stages.jsonl", "summary.csv"):
+        assert (tmp_path / "crashed" / file).read_bytes() == (tmp_path / "clean" / file).read_bytes()

@@ -87,3 +87,54 @@ def test_monte_carlo_coverage():
         misses += not (e.ci_low <= a <= e.ci_high)
     # Hoeffding guarantees miss prob <= 0.05; 99.9% quantile of Binomial(200, 0.05) is 21
     assert misses <= 21
+
+
+def test_executors_declare_their_optional_capabilities():
+    """Capabilities are protocols (qbo.execution.base, qbo.noise.blocks), not probed names."""
+    from qbo.execution.base import ClassicalSourced, Closing, Compiling
+    from qbo.noise.blocks import TranspileCached
+
+    exact, ideal, noisy = ExactExecutor(0), AerExecutor(), AerExecutor(load_snapshot("fake_torino"))
+    assert not isinstance(exact, (Compiling, TranspileCached, ClassicalSourced, Closing))
+    for aer in (ideal, noisy):
+        assert isinstance(aer, Compiling) and isinstance(aer, TranspileCached)
+        assert not isinstance(aer, (ClassicalSourced, Closing))
+    assert (exact.target, ideal.target, noisy.target) == ("exact", "aer", "aer:fake_torino")
+    assert exact.target.is_noiseless and ideal.target.is_noiseless and not noisy.target.is_noiseless
+
+
+def test_runtime_and_plan_executors_declare_hardware_capabilities(tmp_path):
+    from tests.support.fake_service import fake_ibm
+
+    from qbo.execution.base import ClassicalSourced, Closing, Compiling
+    from qbo.execution.plan import PlanExecutor
+
+    executor = make_executor("ibm:ibm_test", 0, connection=fake_ibm(), run_dir=tmp_path)
+    assert isinstance(executor, Compiling) and isinstance(executor, ClassicalSourced) and isinstance(executor, Closing)
+    assert executor.target.is_ibm and executor.target == "ibm:ibm_test"
+    executor.close()
+    plan = PlanExecutor(executor.backend, "ibm:ibm_test")
+    assert isinstance(plan, ClassicalSourced) and not isinstance(plan, Compiling)
+
+
+@pytest.mark.slow
+def test_mlae_holds_the_over_rotation_it_cannot_exclude_on_ibm_hardware_only(tmp_path):
+    """MLAE's default schedule resolves an over-rotation of Q only coarsely (sd > 0.1 rad) while a
+    few hundredths of a radian would move the estimate out of its interval. On an ``ibm:`` target
+    (here through the real IBMConnection on the service double, tests/support/fake_service.py)
+    the interval holds every over-rotation the counts cannot exclude and the note says so, naming
+    --twirl (issue 24, item 2); on the same device simulated (``fake:``), it does not."""
+    from tests.support.fake_service import fake_ibm
+
+    from qbo.noise import export_from_fake
+    from qbo.qmc import make_estimator
+
+    estimator = make_estimator("mlae", 0.05, snapshot=export_from_fake("FakeManilaV2"))
+    hardware = make_executor("ibm:ibm_test", 0, connection=fake_ibm(), run_dir=tmp_path / "ibm")
+    est = estimator.estimate(bernoulli(0.3), hardware)
+    assert "over-rotation of Q the counts cannot exclude" in est.note and "--twirl" in est.note
+    d = est.diagnostics  # the default schedule resolves delta to sd > ROTATION_SD: nothing is detectable
+    assert d["rotation_sd"] > 0.1 and d["rotation_detectable"] is None and d["rotation_shift"] > 0
+    assert d["rotation_widening"] > 0
+    local = estimator.estimate(bernoulli(0.3), make_executor("fake:FakeManilaV2", 0, run_dir=tmp_path / "fake"))
+    assert "over-rotation" not in (local.note or "")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from qbo.cli.errors import is_expected
 from qbo.errors import BadFile, QboError
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.journal import UnitJournal
-from qbo.experiments.schema import check_config_data
+from qbo.experiments.config import check_config_data
 from qbo.oracles import parse_oracle
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -71,6 +71,7 @@ config_keys = st.sampled_from(["problem", "algorithms", "budget", "trials", "tar
 
 @FAST
 @given(st.dictionaries(config_keys, json_values, max_size=5))
+@example({"algorithms": ""})  # a string where a list belongs: refused as bad input (found by hypothesis)
 def test_configs_are_accepted_or_refused_with_bad_input(data):
     data = {k: v for k, v in data.items() if v is not None}  # TOML has no null
     try:

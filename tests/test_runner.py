@@ -50,12 +50,12 @@ def test_merge_refuses_an_unfinished_unit(tmp_path):
 def test_a_finished_run_holds_each_stage_record_once(tmp_path):
     records = run_experiment(SMALL, tmp_path)
     assert not (tmp_path / "units").exists()  # the journals are gone: stages.jsonl holds the records
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "config.toml", "regret.png", "run.json", "stages.jsonl",
-                                                          "summary.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "calls", "config.toml", "regret.png", "run.json",
+                                                          "stages.jsonl", "summary.csv"]
     lines = (tmp_path / "stages.jsonl").read_text().splitlines()
     assert len(lines) == len(records) and json.loads(lines[0]) == records[0] and "rng" not in records[0]
     assert list(records[0])[:2] == ["trial", "algorithm"] and list(records[0])[-2:] == ["seq", "chain"]
-    assert all(r["seq"] == r["stage"] for r in records)
+    assert all(r["seq"] == r["stage"] for r in records if "calls_sha256" not in r)  # compact units: checkpoints
     marker = json.loads((tmp_path / "run.json").read_text())
     assert marker["finished"]["records"] == len(records)
     before = files(tmp_path)
@@ -133,3 +133,21 @@ def test_stage_lines_parse_the_same_with_orjson_and_its_json_fallback():
     assert parsed[:2] == [json.loads(line) for line in lines]
     assert parsed[2]["a"] != parsed[2]["a"] and parsed[2]["b"] == 123456789012345678901234567890
     assert _records([]) == []
+
+
+def test_qbo_run_accepts_every_estimator_qbo_estimate_does(tmp_path):
+    """Issue 26 item 7: the config's estimators are qbo.qmc.METHODS; an mlae run's QMC stages
+    are MLAE's, charged its honest calls."""
+    from qbo.qmc import METHODS
+
+    assert set(METHODS) >= {"iae", "mlae", "mc", "auto"}
+    for method in METHODS:
+        ExperimentConfig(estimator=method)
+    records = run_experiment(ExperimentConfig(estimator="mlae", algorithms=("q-gp-ucb",), budget=800, trials=1),
+                             tmp_path / "mlae")
+    qmc = [r for r in records if r["method"] not in ("exploit", "sample")]
+    assert qmc and all(r["method"] == "mlae" and r["oracle_calls"] == r["honest_calls"] > 0 for r in qmc[:-1])
+    with pytest.raises(ValueError, match="mitigation 'rem' with estimator 'mlae'"):
+        ExperimentConfig(estimator="mlae", mitigation="rem")
+    with pytest.raises(ValueError, match="needs estimator 'iae' or 'mlae'"):
+        ExperimentConfig(estimator="mc", mitigation="zne")

@@ -9,14 +9,15 @@ u_q and weights w_q approximates by ``sum_q w_q / sqrt(pi) alpha_base(x, tau_n +
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
+
+from qbo import caches
 
 __all__ = ["hermite_rule", "lognormal_mean", "lognormal_nodes", "quadrature_lognormal_mean"]
 
 
-@lru_cache(maxsize=32)
+@caches.lru(maxsize=32)
 def _rule(order: int) -> tuple[np.ndarray, np.ndarray]:
     u, w = np.polynomial.hermite.hermgauss(order)
     return u, w / math.sqrt(math.pi)

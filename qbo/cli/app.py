@@ -9,7 +9,7 @@ from qbo.cli.depth_commands import calibrations_depth
 from qbo.cli.errors import fail, one_line
 from qbo.cli.hardware_commands import backends, jobs_app, pull, submit
 from qbo.cli.qmc_commands import circuits_app, estimate
-from qbo.cli.run_commands import export, plot, run
+from qbo.cli.run_commands import RunCommand, export, plot, run
 
 app = typer.Typer(
     help="qbo: quantum-first Bayesian optimisation with honest oracle-call accounting.",
@@ -17,7 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.command()(run)
+app.command(cls=RunCommand)(run)
 app.command()(plot)
 app.command()(export)
 app.command()(estimate)

@@ -43,7 +43,6 @@ def parse_device(backend: str) -> tuple[str, str]:
 
 RESUBMIT_HELP = ("job ends that may be submitted again, comma-separated: failed, lost, cancelled, maxtime, "
                  "notfound (each resubmission is journalled with its rule)")
-PLAN_TRIALS = 2  # trials simulated for the cost plan (scaled to all trials)
 
 
 @one_line_errors
@@ -59,16 +58,17 @@ def submit(
     max_execution_time: Annotated[int, typer.Option(help="max_execution_time of every job, in QPU seconds.")] = 300,
     max_time: Annotated[int, typer.Option(help="max_time of the Batch or Session, in seconds (an expired one is reopened, journalled).")] = 8 * 3600,
     resubmit: Annotated[str, typer.Option(help=RESUBMIT_HELP)] = "failed,lost",
-    plan_trials: Annotated[int, typer.Option(help="Trials simulated for the cost plan (scaled to all trials).")] = PLAN_TRIALS,
+    plan_trials: Annotated[Optional[int], typer.Option(help="Trials simulated for the cost plan (scaled to all trials; default: qbo.experiments.cost_plan.PLAN_TRIALS).")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Submit without asking to confirm the cost plan.")] = False,
 ) -> None:
     """Start a hardware-in-the-loop BO run: print the cost plan, confirm, then submit; every job
     is journalled in RUN_DIR/jobs.jsonl and the caps are checked before each submission."""
     from qbo.execution import runtime
     from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
+    from qbo.experiments.assembly import check_experiment
     from qbo.experiments.config import load_config
+    from qbo.experiments.cost_plan import cost_plan
     from qbo.experiments.folder import check_claimable, pin_calibration
-    from qbo.experiments.runner import check_experiment
     from qbo.limits import check_timeout
 
     kind, name = parse_device(backend)
@@ -76,7 +76,7 @@ def submit(
     check_timeout(timeout, "--timeout")
     retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout, resubmit=_rules(resubmit))
     limits = Limits(max_jobs, max_qpu_seconds, max_execution_time, max_time)
-    if plan_trials < 1:
+    if plan_trials is not None and plan_trials < 1:
         raise ValueError(f"--plan-trials must be >= 1, got {plan_trials}")
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
     device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
@@ -130,54 +130,11 @@ def _rules(text: str) -> tuple[str, ...]:
     return rules
 
 
-def cost_plan(cfg: Any, device: Any, plan_trials: int = PLAN_TRIALS, calibration: Any = None) -> dict[str, Any]:
-    """Jobs, circuits, shots, stages and predicted QPU seconds per algorithm: the run simulated
-    on an ideal device with the hardware path's job rule (qbo.execution.plan), its estimators
-    capped and padded by ``calibration`` (an ``ibm:`` run's device model) as the run's will be."""
-    from dataclasses import replace
-
-    from qbo.algorithms import make_policy
-    from qbo.execution.plan import PlanExecutor
-    from qbo.experiments.defaults import policy_options
-    from qbo.experiments.runner import Unit, check_experiment, problem_for_trial
-    from qbo.experiments.trial import run_stages
-    from qbo.problems import is_drifting
-
-    if is_drifting(cfg.problem):
-        return {"algorithms": {}, "simulated": 0, "trials": cfg.trials, "tv": True}
-    settings = check_experiment(cfg)
-    if calibration is not None:
-        settings = replace(settings, snapshot=calibration)
-    simulated = min(plan_trials, cfg.trials)
-    algorithms: dict[str, dict[str, Any]] = {}
-    for algorithm in cfg.algorithms:
-        entry = {"quantum": False, "jobs": 0, "circuits": 0, "shots": 0, "qpu_s": 0.0, "stages": 0}
-        algorithms[algorithm] = entry
-        for trial in range(simulated):
-            problem = problem_for_trial(cfg, trial)
-            policy = make_policy(algorithm, problem.arms, **policy_options(
-                algorithm, problem, cfg.budget, cfg.algorithm_options.get(algorithm, {})))
-            if not getattr(policy, "quantum", False):
-                break  # classical learners sample the reward model on hardware: no jobs
-            entry["quantum"] = True
-            executor = PlanExecutor(device, cfg.target, seed=Unit(trial, algorithm).seed(cfg.seed))
-            for record in run_stages(problem, policy, executor, settings):
-                entry["stages"] += record["method"] not in ("exploit", "sample")
-            tally = executor.tally
-            entry["jobs"] += tally.jobs
-            entry["circuits"] += tally.circuits
-            entry["shots"] += tally.shots
-            entry["qpu_s"] += tally.qpu_seconds
-    scale = cfg.trials / simulated
-    for entry in algorithms.values():
-        for key in ("jobs", "circuits", "shots", "qpu_s", "stages"):
-            entry[key] = entry[key] * scale
-    return {"algorithms": algorithms, "simulated": simulated, "trials": cfg.trials, "tv": False}
-
-
 def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: Any, calibration: Any = None) -> list[str]:
     """The cost plan as printed before anything is submitted."""
+    from qbo.execution import parse_target
     from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
+    from qbo.experiments.cost_plan import TALLIES
 
     lines = [f"cost plan for {cfg.target} ({mode} mode), {cfg.trials} trials x {len(cfg.algorithms)} algorithms, budget {cfg.budget}:"]
     if plan["tv"]:
@@ -185,7 +142,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
     else:
         lines[0] += (f" simulated on an ideal device for {plan['simulated']} of {plan['trials']} trials"
                      + (f", scaled x{plan['trials'] / plan['simulated']:g}" if plan["simulated"] < plan["trials"] else ""))
-    total = {"jobs": 0.0, "circuits": 0.0, "shots": 0.0, "qpu_s": 0.0, "stages": 0.0}
+    total = dict.fromkeys(TALLIES, 0.0)
     for name, entry in plan["algorithms"].items():
         if not entry["quantum"]:
             lines.append(f"  {name}: classical, samples the problem's reward model: 0 jobs")
@@ -203,7 +160,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         lines.append(f"  device model: the calibration of {calibration.source} from {calibration.timestamp}, pinned in "
                      "calibration.json: every QMC stage is depth-capped and bias-padded by it, and says when its eps "
                      "is out of reach")
-    queue = _queue_depth(device) if str(cfg.target).startswith("ibm:") else None  # fake: no queue
+    queue = _queue_depth(device) if parse_target(cfg.target).is_ibm else None  # fake: no queue
     if queue is not None:
         lines.append(f"  queue: {queue} jobs pending on {getattr(device, 'name', '?')} now")
     caps = (f"--max-jobs {limits.max_jobs if limits.max_jobs is not None else 'none'}, "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -32,14 +34,13 @@ def estimate(
     twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
     check_shots: Annotated[int, typer.Option(help="MLAE: honest calls of check rounds after the schedule, so that the goodness of fit can flag a coherent over-rotation delta of Q: A0 fixed (noiseless targets), one k = 0 round (about 36/delta^2 shots); A0 fitted (noisy targets), rounds at the powers that resolve delta best (docs/mlae.md).")] = 0,
+    max_calls: Annotated[Optional[int], typer.Option(help="Budget: at most this many honest oracle calls; an estimate that hits it returns its honest, wider interval (not the calibration-aware mc).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line on stderr (shown every 5 s once an estimate has run 5 s).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
-    from qbo.execution import make_executor, parse_target
-    from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
-    from qbo.mitigation import make_mitigation
-    from qbo.oracles import parse_oracle
-    from qbo.qmc import make_estimator
+    from qbo.limits import BUDGET_MAX, SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
+    from qbo.oracle_specs import read_oracle_spec
 
     check_epsilon(epsilon)
     check_alpha(alpha)
@@ -47,16 +48,30 @@ def estimate(
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     check_int(check_shots, "check-shots", 0, SHOTS_MAX, "SHOTS_MAX")
+    if max_calls is not None:
+        check_int(max_calls, "max-calls", 1, BUDGET_MAX, "BUDGET_MAX")
+    spec = read_oracle_spec(oracle)  # no Qiskit yet: a bad oracle is refused in a fraction of a second
+
+    # Heavy (Qiskit, Aer, the runtime), imported only once the cheap checks have passed.
+    from qbo.execution import make_executor, parse_target
+    from qbo.mitigation import make_mitigation
+    from qbo.oracles.spec import build_oracle
+    from qbo.qmc import make_estimator
+    from qbo.qmc.progress import ProgressPrinter, listening
+
     parsed = parse_target(target)
-    the_oracle = parse_oracle(oracle)
+    the_oracle = build_oracle(spec)
     check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
     snapshot = device_model if calibration_aware else None
     estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot,
-                               check_shots=check_shots)
+                               check_shots=check_shots, max_calls=max_calls)
     executor = make_executor(parsed, seed, twirl=twirl, device=device)
-    result = estimator.estimate(the_oracle, executor)
+    with contextlib.ExitStack() as stack:
+        printer = None if quiet else stack.enter_context(ProgressPrinter(sys.stderr))
+        stack.enter_context(listening(printer))
+        result = estimator.estimate(the_oracle, executor)
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")
@@ -83,7 +98,7 @@ def estimate(
         need = "is not reachable at any budget" if calls is None else f"needs about {calls:.4g} honest calls"
         typer.echo(f"reach        half-width {reach['reachable_half_width']:.4g} reached; eps={epsilon} {need}"
                    f" (noise floor {reach.get('epsilon_floor', 0.0):.3g})")
-    elif snapshot is None and (device_model is not None or parsed.kind == "ibm"):
+    elif snapshot is None and parsed.has_device_model:
         typer.echo("note         no device model: the interval assumes a noiseless device (sampling error only)")
     if not result.reached_epsilon:
         typer.echo("warning: epsilon was not reached (see the note, or the round cap was hit)")
@@ -97,16 +112,21 @@ def export(
     power: Annotated[int, typer.Option(help="Grover power k of Q^k A.")] = 0,
 ) -> None:
     """Write Q^k A of an oracle (with its measurement) as OpenQASM 3."""
-    from qiskit import qasm3
-
     from qbo.files import check_writable, write_text_atomic
-    from qbo.grover import power_circuit
     from qbo.limits import check_export_work, check_power
-    from qbo.oracles import parse_oracle
+    from qbo.oracle_specs import read_oracle_spec
 
     check_power(power)
     check_writable(output)  # before any work: never a device, FIFO, folder or a path below a file
-    the_oracle = parse_oracle(oracle)
+    spec = read_oracle_spec(oracle)  # no Qiskit yet: a bad oracle is refused at once
+
+    # Heavy (Qiskit), imported only once the cheap checks have passed.
+    from qiskit import qasm3
+
+    from qbo.grover import power_circuit
+    from qbo.oracles.spec import build_oracle
+
+    the_oracle = build_oracle(spec)
     check_export_work(the_oracle.circuit, power)
     circuit = power_circuit(the_oracle, power).decompose(reps=3)
     write_text_atomic(output, qasm3.dumps(circuit))

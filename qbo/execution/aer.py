@@ -10,7 +10,7 @@ from qiskit import QuantumCircuit
 from qbo.noise.aer_model import aer_backend
 from qbo.noise.depth import compiler_for
 from qbo.noise.schema import Snapshot
-from qbo.execution.base import Counts, check_shots, transpile_seed
+from qbo.execution.base import Counts, Target, check_shots, transpile_seed
 from qbo.limits import check_qubits
 from qbo.noise.blocks import TranspileCache
 from qbo.noise.twirl import DEFAULT_RANDOMIZATIONS, split_shots, twirled_instances
@@ -40,7 +40,7 @@ class AerExecutor:
         self.rng = np.random.default_rng(seed)
         self._snapshot = snapshot
         self.twirl, self.randomizations = bool(twirl), int(randomizations)
-        self.target = "aer" if snapshot is None else f"aer:{snapshot.name}"
+        self.target = Target("aer") if snapshot is None else Target("aer", snapshot.name)
         self._backends: dict[tuple[int, ...], object] = {}
         if snapshot is None:
             self._ideal = AerSimulator(method="statevector", device=self.device)

@@ -4,6 +4,10 @@ Like Mitiq's executors, an executor is small: it knows how to run circuits on on
 and nothing about estimation. Every circuit must measure into classical bits; counts are
 keyed by the bitstring of all classical bits (qiskit order, clbit 0 rightmost).
 
+Optional capabilities are declared protocols, checked with ``isinstance``: :class:`Compiling`,
+:class:`ClassicalSourced`, :class:`Closing` here and ``qbo.noise.blocks.TranspileCached`` (the
+executor's transpile cache, shared with the depth model).
+
 Every qbo executor also exposes ``rng``, the numpy Generator its randomness comes from. Its
 ``seed`` argument is an int or a Generator (numpy's convention): a caller that needs to
 reproduce or resume a run builds the executor with its own Generator, seeded or restored.
@@ -12,12 +16,81 @@ reproduce or resume a run builds the executor with its own Generator, seeded or 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from qiskit import QuantumCircuit
 
+from qbo.noise.model import DeviceModel, device_model, fake_device_model
+from qbo.noise.schema import Snapshot
+
 Counts = dict[str, int]
+KINDS = ("exact", "aer", "fake", "ibm")
+
+
+class Target(str):
+    """A parsed target: the canonical string ``kind`` or ``kind:name`` (``kind`` one of KINDS,
+    ``name`` the calibration or backend, None for ``exact`` and plain ``aer``). Build one with
+    :func:`parse_target` (validates) or ``Target(kind, name)`` (a known kind and name)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, name: str | None = None) -> "Target":
+        if kind not in KINDS:
+            raise ValueError(f"unknown target kind {str(kind)[:40]!r}, expected one of {', '.join(KINDS)}")
+        return super().__new__(cls, kind if name is None else f"{kind}:{name}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Target, (self.kind, self.name)
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+    @property
+    def kind(self) -> str:
+        return str.__str__(self).partition(":")[0]  # a plain str, never this Target
+
+    @property
+    def name(self) -> str | None:
+        _, colon, name = str.__str__(self).partition(":")
+        return name if colon else None
+
+    @property
+    def is_noiseless(self) -> bool:
+        """``exact`` or plain ``aer``: no device noise, an interval covers the ideal mean."""
+        return self.kind == "exact" or (self.kind == "aer" and self.name is None)
+
+    @property
+    def has_device_model(self) -> bool:
+        """Carries device noise (``aer:CALIBRATION``, ``fake:``, ``ibm:``): the run records and
+        plans with a device model (a snapshot, or the live backend's calibration on ``ibm:``)."""
+        return not self.is_noiseless
+
+    @property
+    def is_device(self) -> bool:
+        """Runs through qiskit-ibm-runtime (``fake:`` local mode or ``ibm:`` hardware)."""
+        return self.kind in ("fake", "ibm")
+
+    @property
+    def is_ibm(self) -> bool:
+        """A real IBM QPU (``ibm:``): paid, queued, submitted only through ``qbo submit`` with a
+        job journal, and subject to coherent errors no calibration snapshot models."""
+        return self.kind == "ibm"
+
+    @property
+    def device_model(self) -> DeviceModel | None:
+        """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (built once, cached); None
+        for noiseless targets and for ``ibm:``, whose calibration is the live backend's."""
+        if self.kind == "aer" and self.name:
+            return device_model(self.name)
+        if self.kind == "fake":
+            return fake_device_model(self.name or "")
+        return None
+
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot of :attr:`device_model` (None without one)."""
+        model = self.device_model
+        return None if model is None else model.snapshot
 
 
 @runtime_checkable
@@ -26,12 +99,40 @@ class Executor(Protocol):
 
     @property
     def target(self) -> str:
-        """The target this executor runs on, e.g. ``exact`` or ``fake:FakeBrisbane``."""
+        """The target this executor runs on, e.g. ``exact`` or ``fake:FakeBrisbane``: a
+        :class:`Target` (qbo's executors) or its string (``qbo.execution.targets.parse_target``)."""
         ...
 
     def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
         """Run ``circuits[i]`` with ``shots[i]`` shots each; return one Counts per circuit."""
         ...
+
+
+# --- optional capabilities: an executor declares one by implementing it ------------------
+
+
+@runtime_checkable
+class Compiling(Protocol):
+    """Transpiles before it runs (Aer, runtime): ``compiled(circuit)`` is the circuit that
+    actually runs, cached for power circuits under their ``qbo.grover.cache_key``."""
+
+    def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit: ...
+
+
+@runtime_checkable
+class ClassicalSourced(Protocol):
+    """Runs on paid hardware (or plans for it): a classical learner's samples come from
+    ``classical_source``, the problem's reward model, never from the QPU."""
+
+    @property
+    def classical_source(self) -> Executor: ...
+
+
+@runtime_checkable
+class Closing(Protocol):
+    """Holds a resource (a runtime Batch or Session) that ``close()`` releases."""
+
+    def close(self) -> None: ...
 
 
 def ones(counts: Counts, clbit: int = 0) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.quantum_info import Operator, Statevector
 
-from qbo.execution.base import Counts, check_shots
+from qbo.execution.base import Counts, Target, check_shots
 from qbo.grover import cache_key
 from qbo.limits import check_qubits
 
@@ -23,7 +23,7 @@ from qbo.limits import check_qubits
 class ExactExecutor:
     """Noiseless sampler from exact probabilities; reproducible through ``seed``."""
 
-    target = "exact"
+    target = Target("exact")
 
     def __init__(self, seed: int | np.random.Generator | None = None) -> None:
         self.rng = np.random.default_rng(seed)

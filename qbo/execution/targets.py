@@ -1,58 +1,52 @@
-"""Targets: the one parser of target strings, and the executor each one names.
+"""Targets: the one parser of target strings, the facts each target carries, and its executor.
 
 Forms: ``exact`` | ``aer`` | ``aer:CALIBRATION`` | ``fake:BACKEND`` | ``ibm:BACKEND``. A
 CALIBRATION is a snapshot name (``qbo calibrations list``) or a snapshot file path; a BACKEND
 is an IBM backend name (``ibm_torino``) or a qiskit-ibm-runtime fake backend (``FakeTorino``).
+
+Design. A target string is parsed once, here, into a :class:`Target`
+(``qbo.execution.base``, the value every executor carries). Every question asked of
+a target is a property of that value: is it noiseless (``is_noiseless``), does it run through
+qiskit-ibm-runtime (``is_device``), is it a paid IBM QPU (``is_ibm``), does it carry device
+noise (``has_device_model``) and which calibration describes it (``device_model``, a
+``qbo.noise.model.DeviceModel``: snapshot, qiskit Target, layout, faulty parts, depth model;
+built once per snapshot file or fake backend and cached). A Target *is* its canonical string
+(a ``str`` subclass), so records, journals, request fingerprints and JSON keep the same bytes,
+and the executors label their counts with it (``Executor.target``). Nothing outside this
+parser and the Target reads a target's prefix.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from qbo.execution.base import Executor
-from qbo.noise import Snapshot, export_from_fake, load_snapshot
+from qbo import caches
+from qbo.execution.base import KINDS, Executor, Target
 from qbo.noise.twirl import TwirlingConnection
 
+__all__ = ["KINDS", "TARGET_FORMS", "Target", "make_executor", "parse_target"]
+
 TARGET_FORMS = "exact, aer, aer:CALIBRATION, fake:BACKEND or ibm:BACKEND"
-KINDS = ("exact", "aer", "fake", "ibm")
 _BACKEND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")
 _MAX_PATH = 4096
 
 
-@dataclass(frozen=True)
-class Target:
-    """A parsed target: ``kind`` one of KINDS, ``name`` the calibration or backend (None for
-    ``exact`` and plain ``aer``)."""
-
-    kind: str
-    name: str | None = None
-
-    def __str__(self) -> str:
-        return self.kind if self.name is None else f"{self.kind}:{self.name}"
-
-    @property
-    def is_device(self) -> bool:
-        """Runs through qiskit-ibm-runtime (``fake:`` local mode or ``ibm:`` hardware)."""
-        return self.kind in ("fake", "ibm")
-
-    def snapshot(self) -> Snapshot | None:
-        """The calibration behind ``aer:NAME`` or ``fake:BACKEND`` (None for other targets)."""
-        if self.kind == "aer" and self.name:
-            return load_snapshot(self.name)
-        if self.kind == "fake":
-            return export_from_fake(self.name or "")
-        return None
-
-
 def parse_target(text: object) -> Target:
-    """Parse a target string; a one-line ValueError names the value and the forms expected."""
+    """Parse a target string (a Target is returned as it is); a one-line ValueError names the
+    value and the forms expected. Each distinct string is parsed once per process."""
+    if isinstance(text, Target):
+        return text
     if not isinstance(text, str):
         raise ValueError(f"target must be a string, expected {TARGET_FORMS}, got {repr(text)[:80]}")
+    return _parse(text)
+
+
+@caches.lru(maxsize=1024)
+def _parse(text: str) -> Target:
     kind, colon, name = text.partition(":")
     shown = text if len(text) <= 80 else text[:77] + "..."
     if kind not in KINDS or (kind == "exact" and colon):
@@ -97,7 +91,7 @@ def make_executor(
     ``twirl``: Pauli-twirl two-qubit gates (Aer: ``qbo.noise.twirl``; runtime: the Sampler's
     own twirling options). ``device``: 'CPU' or 'GPU' (aer targets only).
     """
-    parsed = target if isinstance(target, Target) else parse_target(target)
+    parsed = parse_target(target)
     if str(device).upper() != "CPU" and parsed.kind != "aer":
         raise ValueError(f"device {str(device)[:40]!r} works on aer targets only, got target '{parsed}'")
     if twirl and parsed.kind == "exact":
@@ -112,11 +106,11 @@ def make_executor(
         return AerExecutor(parsed.snapshot(), seed, twirl=twirl, device=device)
     from qbo.execution import runtime
 
-    if parsed.kind == "ibm" and run_dir is None:
+    if parsed.is_ibm and run_dir is None:
         raise ValueError(f"target '{parsed}' needs a run folder for its job journal; use `qbo submit`")
     connection = connection if connection is not None else runtime.connect(parsed.kind)
     if twirl:
         connection = TwirlingConnection(connection)
     return runtime.journalled_executor(
-        connection, parsed.name, str(parsed), seed=seed, run_dir=run_dir, mode=mode, retry=retry,
+        connection, parsed.name, parsed, seed=seed, run_dir=run_dir, mode=mode, retry=retry,
     )

@@ -5,7 +5,8 @@ The stage loop (``qbo.experiments.trial``) is the same for every problem; a cloc
 that differs.
 
 * ``FixedClock``: a static ``Problem`` (Dai et al. 2023).  There is no time: a stage's
-  charged calls each pay the arm's gap ``f(x*) - f(x_s)``.
+  charged calls each pay the arm's gap ``f(x*) - f(x_s)`` (no regret, None, where the
+  problem's exact means are unknown).
 * ``RoundClock``: the drifting problem run as the time-varying seed runs it (Imamura et al.,
   seed 000, Sec. 5, Fig. 1), for classical policies only: one round is one noisy evaluation
   ``y_n = f(x_n, tau_n) + z_n`` that takes the arm's evaluation time t(x) (non-constant), the
@@ -74,6 +75,7 @@ class FixedClock:
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
+        self._known = problem.known_means
         self._gaps: dict[int, float] = {}
         self._samplers: dict[int, Callable[[], float]] = {}
         self._sampled_on: Executor | None = None
@@ -89,13 +91,16 @@ class FixedClock:
             draw = self._samplers[arm] = classical_sampler(executor, self.problem.oracle(arm))
         return draw()
 
-    def stage(self, arm: int, charged: int, honest: int, wall: float) -> tuple[None, float]:
+    def stage(self, arm: int, charged: int, honest: int, wall: float) -> tuple[None, float | None]:
+        """No time; the stage's regret, None where the problem's exact means are unknown."""
+        if not self._known:
+            return None, None
         gap = self._gaps.get(arm)
         if gap is None:
             gap = self._gaps[arm] = float(self.problem.regret(arm))
         return None, charged * gap
 
-    def exploit(self, arm: int, calls: int) -> tuple[None, float]:
+    def exploit(self, arm: int, calls: int) -> tuple[None, float | None]:
         return self.stage(arm, calls, calls, 0.0)
 
     def time(self) -> None:

@@ -1,20 +1,22 @@
-"""Experiment configuration: a plain frozen dataclass that round-trips through TOML.
+"""Experiment configuration: one frozen pydantic model that round-trips through TOML.
 
 A config file looks like::
 
-    problem = "synthetic-bernoulli"
+    problem = "synthetic-bernoulli"  # a registered name, or "package.module:factory" (qbo.problems.custom)
     algorithms = ["q-gp-ucb", "gp-ucb"]
-    budget = 10000
+    budget = 10000             # default: 10,000, or the problem's classical_budget when every policy is classical
     trials = 10
     target = "exact"
     seed = 0
-    estimator = "iae"          # QMC method of quantum policies: iae | auto | mc
+    estimator = "iae"          # QMC method of quantum policies: iae | mlae | mc | auto (qbo.qmc.METHODS)
     accounting = "honest"      # or "reference" (undercounts, see qbo.experiments.accounting)
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
-    mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets)
+    mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets; mlae: zne, zne+rem)
     weights = "requested"      # Eq. (3) weights 1/eps^2 from the requested eps_s, or "achieved" half-widths
+    problem_path = "..."       # a "module:factory" problem: the folder searched first for its
+                               # module (load_config sets the config file's folder)
 
-    [problem_options]          # passed to qbo.problems.make_problem
+    [problem_options]          # passed to qbo.problems.make_problem (or to a user's factory)
     std = 0.4
 
     [algorithm_options.q-gp-ucb]
@@ -28,103 +30,171 @@ A config file looks like::
     factor = 2.0
     max_delay = 120.0
 
-When the ``[hardware]`` table is empty, the run folder's ``execution.json`` (written by ``qbo
-submit``, with the caps and instance as well) gives the mode and retries.
+``ExperimentConfig`` is the one declaration of these keys: types, ranges and limits are its
+pydantic fields (``qbo.limits``), the choices come from the lists their modules own
+(``qbo.qmc``, ``qbo.mitigation``, ``qbo.execution.jobs``).  When the ``[hardware]`` table is
+empty, the run folder's ``execution.json`` (written by ``qbo submit``, with the caps and
+instance as well) gives the mode and retries.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, StrictStr, ValidationError, field_validator
 
+from qbo.algorithms.registry import POLICIES
 from qbo.errors import BadFile, BadInput
+from qbo.execution.jobs import MODES as HARDWARE_MODES
 from qbo.execution.targets import parse_target
 from qbo.experiments.accounting import ACCOUNTINGS
-from qbo.experiments.schema import check_config_data, read_config_text
-from qbo.limits import CONFIG_MAX_DEPTH
+from qbo.experiments.schema import Name, Options, nesting_depth, read_config_text
+from qbo.limits import BUDGET_MAX, CONFIG_MAX_DEPTH, PATH_MAX_CHARS, SEED_MAX, TRIALS_MAX
+from qbo.mitigation import NAMES as MITIGATIONS
+from qbo.problems.custom import SPEC_FORM, check_spec, is_custom
+from qbo.problems.registry import problem_entry
+from qbo.qmc import METHODS as ESTIMATORS
+
+__all__ = ["ESTIMATORS", "DEFAULT_BUDGET", "ExperimentConfig", "check_config_data", "load_config"]
 
 LEFTOVERS = ("recommend", "stop")
-ESTIMATORS = ("iae", "auto", "mc")
-MITIGATIONS = ("none", "rem", "zne", "zne+rem")
 WEIGHTS = ("requested", "achieved")
-HARDWARE_MODES = ("job", "batch", "session")
 HARDWARE_KEYS = ("mode", "max_attempts", "timeout_s", "base_delay", "factor", "max_delay")
+DEFAULT_BUDGET = 10_000
+
+RANGES = {"budget": (1, BUDGET_MAX, "BUDGET_MAX"), "trials": (1, TRIALS_MAX, "TRIALS_MAX"), "seed": (0, SEED_MAX, "SEED_MAX")}
 
 
-@dataclass(frozen=True)
-class ExperimentConfig:
-    """Everything that determines a run; a run folder's config.toml is this, resolved."""
+class ExperimentConfig(BaseModel):
+    """Everything that determines a run; a run folder's config.toml is this, resolved.
 
-    problem: str = "synthetic-bernoulli"
-    algorithms: tuple[str, ...] = ("q-gp-ucb", "gp-ucb")
-    budget: int = 10_000
-    trials: int = 10
-    target: str = "exact"
-    seed: int = 0
-    estimator: str = "iae"
-    accounting: str = "honest"
-    leftover: str = "recommend"
-    mitigation: str = "none"
-    weights: str = "requested"
-    problem_options: dict[str, Any] = field(default_factory=dict)
-    algorithm_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    hardware: dict[str, Any] = field(default_factory=dict)
+    Built from keywords (``ExperimentConfig(budget=500)``) or a TOML file (``load_config``);
+    the first violation is one line (``BadInput``/``ValueError``) naming the key and what was
+    expected. ``budget`` left out resolves to DEFAULT_BUDGET, or to the problem's
+    ``classical_budget`` when every policy is classical (the drifting seed's rounds)."""
 
-    def __post_init__(self) -> None:
-        check_config_data(_shape(self))  # types, ranges and limits (qbo.experiments.schema)
-        if isinstance(self.algorithms, str) or not all(isinstance(a, str) for a in self.algorithms):
-            raise ValueError(f"algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {self.algorithms!r}")
-        object.__setattr__(self, "algorithms", tuple(self.algorithms))
-        _check_int("budget", self.budget, 1)
-        _check_int("trials", self.trials, 1)
-        _check_int("seed", self.seed, 0)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    problem: Name = "synthetic-bernoulli"
+    algorithms: Annotated[tuple[Name, ...], Field(min_length=1, max_length=32)] = ("q-gp-ucb", "gp-ucb")
+    budget: Optional[Annotated[StrictInt, Field(ge=1, le=BUDGET_MAX)]] = None
+    trials: Annotated[StrictInt, Field(ge=1, le=TRIALS_MAX)] = 10
+    target: Name = "exact"
+    seed: Annotated[StrictInt, Field(ge=0, le=SEED_MAX)] = 0
+    estimator: Name = "iae"
+    accounting: Name = "honest"
+    leftover: Name = "recommend"
+    mitigation: Name = "none"
+    weights: Name = "requested"
+    problem_options: Options = {}
+    algorithm_options: Annotated[dict[Name, Options], Field(max_length=32)] = {}
+    hardware: Options = {}  # [hardware]: mode and retries of fake:/ibm: runs
+    problem_path: Optional[Annotated[StrictStr, Field(min_length=1, max_length=PATH_MAX_CHARS)]] = None
+    _budget_given: bool = PrivateAttr(True)
+
+    @field_validator("algorithms", mode="before")
+    @classmethod
+    def _as_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    def __init__(self, _source: str = "config", **data: Any) -> None:
+        depth = nesting_depth(data)
+        if depth > CONFIG_MAX_DEPTH:
+            raise BadInput(f"{_source} is nested {depth} levels deep, more than {CONFIG_MAX_DEPTH} (limit CONFIG_MAX_DEPTH)")
+        if isinstance(data.get("algorithms"), str):
+            raise BadInput(f"{_source}: algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {data['algorithms']!r}")
+        given = data.get("budget") is not None
+        if not given:
+            data = data | {"budget": DEFAULT_BUDGET}  # validated as given, resolved below
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise BadInput(f"{_source}: {_first_error(exc)}") from None
+        if not given:
+            object.__setattr__(self, "budget", _default_budget(self.problem, self.algorithms))
+        self._budget_given = given
+        self._check()
+
+    def _check(self) -> None:
+        if is_custom(self.problem):
+            check_spec(self.problem)
+        elif self.problem_path is not None:
+            raise ValueError(f"problem_path is for a {SPEC_FORM} problem, got problem {self.problem!r}")
         parse_target(self.target)  # one-line ValueError naming the target and the forms expected
         _check_choice("estimator", self.estimator, ESTIMATORS)
         _check_choice("accounting", self.accounting, ACCOUNTINGS)
         _check_choice("leftover", self.leftover, LEFTOVERS)
         _check_choice("mitigation", self.mitigation, MITIGATIONS)
         _check_choice("weights", self.weights, WEIGHTS)
-        if self.mitigation != "none" and self.estimator != "iae":
-            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae', got '{self.estimator}'")
-        if not self.algorithms:
-            raise ValueError("algorithms must name at least one algorithm, got none")
+        if self.mitigation != "none" and self.estimator not in ("iae", "mlae"):
+            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae' or 'mlae', got '{self.estimator}'")
+        if self.estimator == "mlae" and self.mitigation == "rem":
+            raise ValueError("mitigation 'rem' with estimator 'mlae': MLAE's likelihood already holds the readout "
+                             "confusion; use mitigation 'zne' or 'zne+rem' (folded powers as likelihood terms), or none")
         for name in self.algorithm_options:
             if name not in self.algorithms:
                 raise ValueError(f"algorithm_options names '{name}', which is not in algorithms {list(self.algorithms)}")
-        if not isinstance(self.hardware, dict):
-            raise ValueError(f"hardware must be a table of {', '.join(HARDWARE_KEYS)}, got {self.hardware!r}")
         for key in self.hardware:
             if key not in HARDWARE_KEYS:
                 raise ValueError(f"hardware has unknown key '{key}', expected one of {', '.join(HARDWARE_KEYS)}")
         if "mode" in self.hardware:
             _check_choice("hardware mode", self.hardware["mode"], HARDWARE_MODES)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExperimentConfig) and all(
+            getattr(self, name) == getattr(other, name) for name in type(self).model_fields)
+
+    def __hash__(self) -> int:
+        return hash(self.to_toml())
+
+    def fields(self) -> dict[str, Any]:
+        """The keys as given (a budget left out stays out, so that overrides resolve it anew)."""
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        if not self._budget_given:
+            del data["budget"]
+        return data
+
     def with_overrides(self, **overrides: Any) -> "ExperimentConfig":
         """A copy with the given (non-None) fields replaced."""
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+        return ExperimentConfig(**(self.fields() | {k: v for k, v in overrides.items() if v is not None}))
 
     def with_lengthscale(self, spec: str) -> "ExperimentConfig":
         """A copy whose GP policies all use the length-scale mode ``spec`` (e.g. 'lb')."""
-        from qbo.experiments.defaults import GP_POLICIES
         from qbo.algorithms.lengthscale.spec import parse_lengthscale
 
         parse_lengthscale(spec)  # one-line ValueError on a bad spec
         options = {k: dict(v) for k, v in self.algorithm_options.items()}
         for name in self.algorithms:
-            if name in GP_POLICIES:
+            if name in POLICIES and POLICIES[name].lengthscale_modes:
                 options.setdefault(name, {})["lengthscale"] = spec
-        return replace(self, algorithm_options=options)
+        return ExperimentConfig(**(self.fields() | {"algorithm_options": options}))
 
     def to_toml(self) -> str:
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in type(self).model_fields}
         data["algorithms"] = list(self.algorithms)
         if not self.hardware:  # config.toml of a simulator run stays as it was
             del data["hardware"]
+        if self.problem_path is None:
+            del data["problem_path"]
         return tomli_w.dumps(data)
+
+
+def _default_budget(problem: str, algorithms: tuple[str, ...]) -> int:
+    """DEFAULT_BUDGET, or the problem's classical budget for a run whose policies are all
+    classical (a classical drifting run counts rounds)."""
+    entry = problem_entry(problem)
+    classical = all(a in POLICIES and not POLICIES[a].quantum for a in algorithms)
+    if entry is not None and entry.classical_budget is not None and classical:
+        return entry.classical_budget
+    return DEFAULT_BUDGET
+
+
+def check_config_data(data: dict[str, Any], source: str = "config") -> None:
+    """Refuse a config mapping with unknown keys, wrong types, values out of range or deep nesting."""
+    ExperimentConfig(source, **data)
 
 
 def load_config(path: str | Path) -> ExperimentConfig:
@@ -138,34 +208,22 @@ def load_config(path: str | Path) -> ExperimentConfig:
         raise BadFile(f"config '{path}' is nested too deeply (limit CONFIG_MAX_DEPTH = {CONFIG_MAX_DEPTH})") from None
     if not data:
         raise BadFile(f"config '{path}' is empty; write the keys to change (see qbo.experiments.config) or omit the file")
-    check_config_data(data, f"config '{path}'")
-    known = {f.name for f in fields(ExperimentConfig)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"config '{path}' has unknown key '{unknown[0]}', expected one of {sorted(known)}")
-    try:
-        return ExperimentConfig(**data)
-    except TypeError as exc:
-        raise ValueError(f"config '{path}': {exc}") from None
+    if isinstance(data.get("problem"), str) and is_custom(data["problem"]) and "problem_path" not in data:
+        data["problem_path"] = str(path.resolve().parent)  # the user's module beside the config
+    return ExperimentConfig(f"config '{path}'", **data)
 
 
-def _shape(config: ExperimentConfig) -> dict[str, Any]:
-    """The fields of ``config`` as a TOML mapping would hold them, for the schema check."""
-    data = {f.name: getattr(config, f.name) for f in fields(config)}
-    for key in ("problem_options", "algorithm_options"):
-        if not isinstance(data[key], dict):
-            try:
-                data[key] = dict(data[key])
-            except (TypeError, ValueError):
-                raise BadInput(f"{key} must be a table of options, got {data[key]!r:.60}") from None
-    if isinstance(data["algorithms"], tuple):
-        data["algorithms"] = list(data["algorithms"])
-    return data
-
-
-def _check_int(name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    loc = ".".join(str(p) for p in error["loc"]) or "value"
+    value = repr(error.get("input"))
+    value = value if len(value) <= 60 else value[:50] + "..."
+    if error["type"] == "extra_forbidden":
+        return f"unknown key '{loc}', expected one of {sorted(ExperimentConfig.model_fields)}"
+    if len(error["loc"]) == 1 and error["loc"][0] in RANGES:
+        low, high, limit = RANGES[error["loc"][0]]
+        return f"{loc} must be an integer >= {low} and <= {high:.3g} (limit {limit}), got {value}"
+    return f"{loc}: {error['msg']}, got {value}"
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

@@ -176,8 +176,8 @@ def _client(workers: int, address: str | None, processes: bool) -> Iterator[Any]
         return
     import dask
 
-    # on Linux, workers fork from this process, which has qbo imported: a cluster is up in
-    # ~0.5 s instead of ~7 s with spawn (each spawned worker imports qiskit and scipy again)
+    # on Linux, workers fork from this process, which has qbo imported: a cluster is up much
+    # sooner than with spawn, where each worker imports qiskit and scipy again (docs/scale-out.md)
     method = "fork" if sys.platform == "linux" else dask.config.get("distributed.worker.multiprocessing-method")
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):
         cluster = LocalCluster(

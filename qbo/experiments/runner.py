@@ -16,6 +16,7 @@ Files of a run folder (every one written atomically or appended line by line; do
                        stage, already in its stages.jsonl form, checkpoints holding the unit's
                        random state at each commit, then a done marker): the durable,
                        verifiable record a resume continues from; removed once the run finished
+    calls/KEY.calls    a compact unit's every call (arm, reward: 12 bytes), qbo.experiments.compact
     stages.jsonl       when every unit is done: the journals' stage lines, copied byte for byte,
                        ordered by trial and then by the config's algorithm order (not by when
                        units ran)
@@ -41,17 +42,15 @@ same files as an uninterrupted one, and units may run in any order or in paralle
 (``units``, ``run_unit``, ``merge``). The trials of gp-ucb with a fixed length scale on a
 static problem step together, in this process or as one task of a local cluster
 (``lockstep_groups``, ``run_lockstep_units``: one numpy update serves all trials'
-posteriors, bit for bit what each would do alone).
+posteriors, bit for bit what each would do alone). On the exact target such units, and every
+classical unit with a compiled loop, are compact instead (``qbo.experiments.compact``: one
+kernel run per chunk of calls, every call in a call file, records at checkpoints).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -60,17 +59,21 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms import Query, is_quantum, make_policy
+from qbo.algorithms import Query, is_quantum
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
-from qbo.execution import make_executor, parse_target
-from qbo.execution.jobs import RetryPolicy
-from qbo.experiments.clock import Clock, make_clock
+from qbo.execution import parse_target
+from qbo.execution.base import Closing
+from qbo.experiments.assembly import (
+    Unit, check_experiment, make_policy_for, problem_for_trial, stable_seed, stage_settings, unit_executor,
+    unit_parts, units,
+)
+from qbo.experiments.clock import Clock
+from qbo.experiments.compact import CompactUnit, compact_unit, verify_calls
 from qbo.experiments.config import ExperimentConfig
-from qbo.experiments.defaults import policy_inputs, policy_options
 from qbo.experiments.folder import (
     STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder,
-    pinned_calibration, remove_units, unit_key, verify_finished, verify_run_folder,
+    remove_units, verify_finished, verify_run_folder,
 )
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
@@ -79,9 +82,8 @@ from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
-from qbo.noise import Snapshot
 from qbo.qmc.resumable import ResumableState
-from qbo.problems import DRIFTING, is_drifting, make_problem, takes_seed
+from qbo.problems import is_drifting
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
 
@@ -95,54 +97,6 @@ LOCKSTEP_BYTES = 256 << 20  # what a lockstep group may hold (lockstep_groups, l
 STAGE_BYTES = 1024  # a stage's history entry and journal line, held until a lockstep group ends
 PAINTER_MIN_CALLS = 100_000  # trials x algorithms x budget from which regret.png is drawn by a warm helper
 UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units in the run)
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One run of one algorithm in one trial."""
-
-    trial: int
-    algorithm: str
-
-    @property
-    def key(self) -> str:
-        return unit_key(self.trial, self.algorithm)
-
-    def seed(self, base: int) -> int:
-        return stable_seed(f"{base}/{self.trial}/{self.algorithm}")
-
-
-def stable_seed(text: str) -> int:
-    """A 64-bit seed from ``text`` that is the same in every process (unlike ``hash``)."""
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-
-
-def units(config: ExperimentConfig) -> list[Unit]:
-    """Every unit of the run, in the order ``merge`` writes them."""
-    return [Unit(trial, algorithm) for trial in range(config.trials) for algorithm in config.algorithms]
-
-
-_PROBLEMS: OrderedDict[str, Problem | TVProblem] = OrderedDict()  # the last problems built (units of a trial share one)
-_PROBLEMS_KEPT = 32  # a lockstep group interleaves trials: keep every trial of a default run
-_PROBLEMS_LOCK = threading.Lock()  # Dask threads (processes=False) share the cache
-
-
-def problem_for_trial(config: ExperimentConfig, trial: int) -> Problem | TVProblem:
-    """Trial t draws its problem with seed ``config.seed + t`` unless the config fixes one (a
-    drifting problem draws its realisation per unit instead, ``qbo.experiments.clock``)."""
-    options = ({"seed": config.seed + trial} if takes_seed(config.problem) else {}) | dict(config.problem_options)
-    key = json.dumps([config.problem, options], sort_keys=True, default=str)
-    with _PROBLEMS_LOCK:
-        problem = _PROBLEMS.get(key)
-        if problem is not None:
-            _PROBLEMS.move_to_end(key)
-            return problem
-    problem = make_problem(config.problem, **options)
-    with _PROBLEMS_LOCK:
-        _PROBLEMS[key] = problem
-        while len(_PROBLEMS) > _PROBLEMS_KEPT:
-            _PROBLEMS.popitem(last=False)
-    return problem
 
 
 def run_experiment(
@@ -175,8 +129,8 @@ def run_experiment(
 
 def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
     """A painter whose helper imports matplotlib on a spare core while the units run (``busy``
-    of this machine's cores run units), for a run big enough to hide it (the default run:
-    2e5 calls, ~0.6 s saved); small runs, a machine without a spare core, and a process that
+    of this machine's cores run units), for a run big enough to hide it (PAINTER_MIN_CALLS; the saving is in
+    docs/scale-out.md); small runs, a machine without a spare core, and a process that
     has matplotlib already draw in process."""
     painter = Painter()
     big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
@@ -189,41 +143,6 @@ def _cores() -> int:
     """Cores this process may run on (its affinity, where the platform says)."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-
-
-def check_experiment(config: ExperimentConfig) -> StageSettings:
-    """Build trial 0's problem and every policy, and resolve the mitigation and the hardware
-    settings: a bad name or option fails here, with a one-line ValueError, before a run
-    folder is claimed.  Returns the stage settings."""
-    for algorithm in config.algorithms:
-        is_quantum(algorithm)  # an unknown name fails before any problem is built
-    problem = problem_for_trial(config, 0)
-    for algorithm in config.algorithms:
-        policy = _policy(config, algorithm, problem)
-        if policy.clocked and not is_drifting(config.problem):
-            raise ValueError(f"algorithm {algorithm!r} is time-varying and needs a drifting problem "
-                             f"({', '.join(DRIFTING)}), got problem {config.problem!r}")
-        if policy.resumes:
-            _check_resumable(config, algorithm)
-    _hardware(config)
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        target.snapshot()  # an unknown calibration or fake backend fails here, not mid-run
-    return _settings(config)
-
-
-def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
-    """Resumed QMC (``qbo.qmc.resumable``) is plain IAE on a noiseless model: it has no
-    mitigation and no calibration-aware bias pad, so on a device model its intervals would
-    not be honest (issue 9). Refuse before a folder is claimed."""
-    if config.estimator != "iae" or config.mitigation != "none":
-        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
-                         f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
-    target = parse_target(config.target)
-    if (target.kind in ("aer", "fake") and target.name) or target.kind == "ibm":  # runs with a device model
-        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "
-                         f"target {config.target!r} has a device model: use a noiseless target (exact, aer) or "
-                         "a policy without resume")
 
 
 def run_unit(config: ExperimentConfig, unit: Unit, out_dir: str | Path,
@@ -257,7 +176,7 @@ def run_lockstep_units(config: ExperimentConfig, group: list[Unit], out_dir: str
             else:
                 opened.callback(live.close)
                 lives.append(live)
-        settings = _settings(config, out) if lives else None
+        settings = stage_settings(config, out) if lives else None
         for batch in _lockstep_batches(lives):
             _run_batch(batch, config, settings, on_progress)
             for live in batch:  # a unit is finished as soon as its batch ends
@@ -279,6 +198,7 @@ class _Live:
     clock: Clock
     at: Progress
     executor: Any
+    compact: CompactUnit | None = None
 
     def __post_init__(self) -> None:
         self.key = self.unit.key
@@ -288,15 +208,16 @@ class _Live:
         """End an IBM batch or session (once)."""
         if self._executor_open:
             self._executor_open = False
-            close = getattr(self.executor, "close", None)
-            if close is not None:
-                close()
+            if isinstance(self.executor, Closing):
+                self.executor.close()
 
     def close(self) -> None:
         """Close the executor, then the journal (written up to its last checkpoint, even after an error)."""
         try:
             self.close_executor()
         finally:
+            if self.compact is not None:
+                self.compact.close()
             self.journal.close()
 
 
@@ -307,29 +228,39 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
                           state=lambda: {"rng": rng.bit_generator.state},  # for checkpoints, between stages
                           remember=remember)
+    compact: CompactUnit | None = None
     try:
         replay = journal.read()
         if replay.done:
             journal.close()
             return None
-        problem = problem_for_trial(config, unit.trial)
-        policy = _policy(config, unit.algorithm, problem)
-        clock = make_clock(problem, (config.seed, unit.trial), config.budget, _staged(config))
-        at = _replay(policy, clock, rng, replay)
-        mode, retry = _hardware(config)
-        # the unit's executor is built with the unit's generator; the run folder holds the
-        # hardware job journal (jobs.jsonl), shared by all units
-        executor = make_executor(config.target, seed=rng, run_dir=out, mode=mode, retry=retry)
+        parts = unit_parts(config, unit)
+        if parse_target(config.target).kind == "exact":  # its executor is built without drawing
+            executor = unit_executor(config, rng, out)
+            compact = compact_unit(parts.problem, parts.policy, parts.clock, executor, rng, out, unit.key)
+        if compact is not None:  # qbo.experiments.compact: every call in a call file, records at checkpoints
+            at = compact.resume(replay, journal)
+        else:
+            at = _replay(parts.policy, parts.clock, rng, replay)
+            executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
     except BaseException:
         journal.close()
+        if compact is not None:
+            compact.close()
         raise
-    return _Live(unit, journal, problem, policy, clock, at, executor)
+    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor, compact)
 
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
                on_progress: ProgressCallback | None) -> None:
     """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them
     on static clocks, else one after the other."""
+    for live in [live for live in batch if live.compact is not None]:  # one kernel loop each
+        live.compact.run(live.at, config.budget, live.journal,
+                         lambda record, key=live.key: on_progress and on_progress(key, record["cum_calls"], config.budget))
+    batch = [live for live in batch if live.compact is None]
+    if not batch:
+        return
     static = not any(live.clock.design or live.clock.timed for live in batch)
     policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 and static else None
     if policies is None:
@@ -372,7 +303,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
         return [[unit] for unit in todo]
     problem = problem_for_trial(config, 0)
     together = {alg for alg in config.algorithms if not is_quantum(alg)
-                and GPUCBLockstep.of([_policy(config, alg, problem)]) is not None}
+                and GPUCBLockstep.of([make_policy_for(config, alg, problem)]) is not None}
     cap = max(1, LOCKSTEP_BYTES // lockstep_bytes(problem.arms.shape[0], config.budget))
     count: dict[str, int] = {}
     for unit in todo:
@@ -395,7 +326,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
 def lockstep_bytes(num_arms: int, budget: int) -> int:
     """What one unit holds in a lockstep group until the group ends: its share of the stacked
     posterior, and STAGE_BYTES per stage for its policy's history and its journal's lines
-    (about 700 bytes a stage, measured on gp-ucb)."""
+    (docs/scale-out.md gives the size measured on gp-ucb)."""
     return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
@@ -412,6 +343,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     if finished(out) is not None:
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
+        verify_calls(out, records)
         _write_results(config, out, records, regret_png(records, config, painter))
     else:
         lines: list[bytes] = []
@@ -421,6 +353,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
                 raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
             lines.extend(got)
         records = parse_lines(lines)
+        verify_calls(out, records)
         png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)
@@ -453,62 +386,6 @@ def unit_done(config: ExperimentConfig, out_dir: str | Path, unit: Unit) -> bool
 def resume_experiment(run_dir: str | Path, on_progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
     """Continue a killed run from its folder."""
     return run_experiment(open_run_folder(run_dir), run_dir, on_progress)
-
-
-def _staged(config: ExperimentConfig) -> bool:
-    """Some policy of the run is quantum (a drifting problem then runs QMC stages for all)."""
-    return any(is_quantum(a) for a in config.algorithms)
-
-
-def _policy(config: ExperimentConfig, algorithm: str, problem: Problem | TVProblem) -> PolicyBase:
-    options = policy_options(algorithm, problem, config.budget, config.algorithm_options.get(algorithm, {}),
-                             _staged(config))
-    return make_policy(algorithm, problem.arms, policy_inputs(problem), **options)
-
-
-def device_model(config: ExperimentConfig, out_dir: str | Path | None = None) -> Snapshot | None:
-    """The calibration a run's estimators plan and pad with (issue 9): the snapshot of
-    ``aer:NAME``, the fake backend of ``fake:BACKEND`` (local mode simulates its noise), the
-    calibration ``qbo submit`` pinned in the run folder for ``ibm:BACKEND``; None for the
-    noiseless targets and for an ``ibm:`` run without one (its estimates then promise nothing
-    on the device, ``qbo.qmc.base.without_device_model``)."""
-    target = parse_target(config.target)
-    if target.kind in ("aer", "fake"):
-        return target.snapshot()
-    if target.kind == "ibm":
-        return pinned_calibration(out_dir, str(target))
-    return None
-
-
-def _settings(config: ExperimentConfig, out_dir: str | Path | None = None) -> StageSettings:
-    # a device model caps depth and pads the bias by its calibration, as qbo estimate does
-    snapshot = device_model(config, out_dir)
-    return StageSettings(config.budget, config.estimator, config.accounting, config.leftover,
-                         _mitigation(config, snapshot), config.weights, snapshot)
-
-
-def _mitigation(config: ExperimentConfig, snapshot: Snapshot | None):
-    """The Mitigation for config.mitigation on the run's device model (None for 'none')."""
-    if config.mitigation == "none":
-        return None
-    from qbo.mitigation import make_mitigation
-
-    if snapshot is None:
-        raise ValueError(f"mitigation '{config.mitigation}' needs a device model target (aer:NAME or fake:NAME), got '{config.target}'")
-    return make_mitigation(config.mitigation, snapshot)
-
-
-def _hardware(config: ExperimentConfig) -> tuple[str | None, RetryPolicy | None]:
-    """(mode, retry policy) of the config's [hardware] table; (None, None) when it is empty,
-    so that the run folder's execution.json (``qbo submit``) applies."""
-    table = dict(config.hardware)
-    if not table:
-        return None, None
-    mode = table.pop("mode", None)
-    try:
-        return mode, RetryPolicy(**table)
-    except TypeError as exc:
-        raise ValueError(f"hardware: {exc}") from None
 
 
 def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: Replay) -> Progress:

@@ -47,9 +47,10 @@ from typing import Any
 
 from qbo.algorithms.base import PolicyBase, Query
 from qbo.algorithms.gp_ucb import GPUCBLockstep
-from qbo.execution.base import Executor
+from qbo.execution.base import ClassicalSourced, Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
+from qbo.experiments.records import STAGE_KEYS, TIMED_KEYS
 from qbo.noise import Snapshot
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
@@ -59,11 +60,12 @@ from qbo.qmc.resumable import expected_refine_calls, refine_estimate
 
 @dataclass
 class Progress:
-    """Where a unit stands: stages done, calls charged, regret accrued."""
+    """Where a unit stands: stages done, calls charged, regret accrued (None: the problem's
+    exact means are unknown, so regret is undefined)."""
 
     stage: int = 0
     calls: int = 0
-    regret: float = 0.0
+    regret: float | None = 0.0
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def run_lockstep(
 
 def _classical_source(executor: Executor) -> Any:
     """What a classical sample draws from: on hardware the reward model, never the QPU (issue 11)."""
-    return getattr(executor, "classical_source", executor)
+    return executor.classical_source if isinstance(executor, ClassicalSourced) else executor
 
 
 def _measure(
@@ -196,17 +198,14 @@ def _measure(
 
 def _record(
     at: Progress, arm: int, eps: float | None, method: str,
-    charged: int, honest: int, value: float | None, regret: float, weight_eps: float | None,
+    charged: int, honest: int, value: float | None, regret: float | None, weight_eps: float | None,
 ) -> dict[str, Any]:
-    """Advance ``at`` by one stage and return its record (the key order is the line's)."""
+    """Advance ``at`` by one stage and return its record: the stage loop's fields of
+    ``qbo.experiments.records.STAGE_FIELDS``, in the line's order."""
     at.stage += 1
     at.calls += charged
-    at.regret += regret
-    return {
-        "stage": at.stage, "arm": arm, "eps": eps, "method": method, "oracle_calls": charged,
-        "honest_calls": honest, "estimate": value, "cum_calls": at.calls, "cum_regret": at.regret,
-        "weight_eps": weight_eps,
-    }
+    at.regret = None if regret is None or at.regret is None else at.regret + regret
+    return dict(zip(STAGE_KEYS, (at.stage, arm, eps, method, charged, honest, value, at.calls, at.regret, weight_eps)))
 
 
 def _timing(clock: Clock, regret: float, calls: int, elapsed: float | None, horizon: float | None) -> dict[str, Any]:
@@ -214,4 +213,4 @@ def _timing(clock: Clock, regret: float, calls: int, elapsed: float | None, hori
     it and the horizon the acquisition assumed."""
     if not clock.timed:
         return {}
-    return {"regret": regret / max(calls, 1), "elapsed": elapsed, "time": clock.time(), "horizon": horizon}
+    return dict(zip(TIMED_KEYS, (regret / max(calls, 1), elapsed, clock.time(), horizon)))

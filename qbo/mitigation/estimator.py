@@ -30,7 +30,7 @@ Residual-bias pad (``bias_pad=True``, or fixed per-power ``pads``): every interv
 covers an expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of
 the noisy values). The pad widens each round's interval by a bound on that bias from the
 depth model's contrasts c_s of every (folded) circuit the round runs
-(``qbo.qmc.capped.residual_bias``): sum_j |c_j| (1 - c_{s_j}), plus max(p01, p10) without
+(``qbo.noise.depth.residual_bias``): sum_j |c_j| (1 - c_{s_j}), plus max(p01, p10) without
 REM. Mitigation is not assumed to remove the bias: the bound holds for any error of weight
 1 - c_s at each scale, whatever its fixed point (T1 pulls towards 0) and however it scales
 with folding. ``qbo.qmc.capped.CalibrationAwareIAE`` (what ``make_estimator`` builds when a
@@ -50,23 +50,22 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from qbo.execution.base import Executor, ones
+from qbo import caches
+from qbo.execution.base import Compiling, Executor, ones
 from qbo.mitigation.extrapolation import check_factory, coefficients, extrapolate
 from qbo.mitigation.folding import check_scale, folded_power_circuit
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import power_circuit
-from qbo.noise.depth import power_noise
 from qbo.noise.readout import Confusion, best_confusion, measured_qubit, snapshot_confusion
 from qbo.noise.schema import Snapshot
 from qbo.oracles import bernoulli
 from qbo.oracles.base import Oracle
-from qbo.noise.depth import residual_bias
-from qbo.qmc.capped import predicted_pads
+from qbo.noise.blocks import TranspileCache, TranspileCached
+from qbo.noise.depth import power_noise, predicted_pads, residual_bias
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.rounds import RoundResult
@@ -135,14 +134,16 @@ class Mitigation:
         padded = self.bias_pad or self.pads is not None
         return "+".join(parts + (["pad"] if padded else [])) or "none"
 
-    def predicted_pads(self, snapshot: Snapshot, oracle: Oracle, ks, compiler=None) -> tuple[float, ...]:
+    def predicted_pads(
+        self, snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], compiler: TranspileCache | None = None,
+    ) -> tuple[float, ...]:
         """The residual-bias pad of every power in ``ks`` on ``snapshot`` (module docstring)."""
         if self.zne and self.extrapolation == "exp":
             raise ValueError("bias pads support the linear factories only, got extrapolation 'exp'")
         coef = _coefficients(self.extrapolation, self.scales) if self.zne else (1.0,)
         return predicted_pads(snapshot, oracle, ks, self.scales, coef, self.readout, compiler)
 
-    def with_pads(self, pads) -> "Mitigation":
+    def with_pads(self, pads: Sequence[float]) -> "Mitigation":
         """This mitigation with fixed per-power pads (``qbo.qmc.capped.CalibrationAwareIAE``)."""
         return replace(self, pads=tuple(pads))
 
@@ -197,7 +198,7 @@ def make_mitigation(
     )
 
 
-@lru_cache(maxsize=64)
+@caches.lru(maxsize=64)
 def _coefficients(extrapolation: str, scales: tuple[int, ...]) -> tuple[float, ...]:
     if extrapolation == "exp":
         return tuple(1.0 for _ in scales)  # only used for the shot split
@@ -216,7 +217,7 @@ class BoundMitigation:
         self.weights = weights / weights.sum()
         # executors that transpile (Aer, Runtime) cache folded circuits under their own key;
         # the exact executor reads that key as a plain Grover power, so it gets none
-        self._cache_key = hasattr(executor, "compiled")
+        self._cache_key = isinstance(executor, Compiling)
         if config.bias_pad and config.pads is None and not self._cache_key:
             raise ValueError(f"bias_pad on target '{executor.target}' needs a transpiling executor")
         self._pads: dict[int, float] = {}
@@ -260,7 +261,7 @@ class BoundMitigation:
 
     def _predicted_bias(self, k: int) -> float:
         snapshot = self.config.snapshot
-        compiler = getattr(self.executor, "transpile_cache", None)
+        compiler = self.executor.transpile_cache if isinstance(self.executor, TranspileCached) else None
         noise = [power_noise(snapshot, self.oracle, k, s, compiler) for s in self.config.scales]  # type: ignore[arg-type]
         confusion = snapshot_confusion(snapshot, noise[0].measured_qubit)  # type: ignore[arg-type]
         coef = self.coef if self.config.zne else (1.0,)
@@ -320,7 +321,6 @@ def _clip(low: float, high: float, value: float) -> tuple[float, float, float]:
 def _confusion(config: Mitigation, executor: Executor, oracle: Oracle) -> Confusion:
     if config.confusion is not None:
         return config.confusion
-    compiled = getattr(executor, "compiled", None)
-    if compiled is None:
+    if not isinstance(executor, Compiling):
         raise ValueError(f"readout mitigation on target '{executor.target}' needs an explicit confusion")
-    return snapshot_confusion(config.snapshot, measured_qubit(compiled(power_circuit(oracle, 0))))  # type: ignore[arg-type]
+    return snapshot_confusion(config.snapshot, measured_qubit(executor.compiled(power_circuit(oracle, 0))))  # type: ignore[arg-type]

@@ -20,10 +20,10 @@ oracle call, which is neither a whole call nor free, and breaks the query accoun
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 from qiskit import ClassicalRegister, QuantumCircuit
 
+from qbo import caches
 from qbo.grover import BLOCKS_KEY, ORACLE_KEY, POWER_KEY, power_circuit
 from qbo.noise.blocks import SCALE_KEY
 from qbo.oracles.base import Oracle
@@ -41,7 +41,7 @@ def unitary_part(oracle: Oracle, k: int) -> QuantumCircuit:
     return power_circuit(oracle, k).remove_final_measurements(inplace=False)
 
 
-@lru_cache(maxsize=1024)
+@caches.lru(maxsize=1024)
 def _folded(oracle: Oracle, k: int, scale: int, cache_metadata: bool) -> QuantumCircuit:
     body = unitary_part(oracle, k)
     body.remove_final_measurements()  # drops the emptied 1-bit register as well

@@ -5,9 +5,10 @@ gates), ``store`` (snapshot files), ``export`` (from qiskit backends), ``aer_mod
 (qiskit Target, Aer noise model and simulator), ``readout`` (confusion of a measured
 qubit), ``layout`` (which physical qubits a circuit uses), ``blocks`` (Grover powers
 composed from compiled blocks), ``depth`` (predicted contrast of each power and k_max),
+``model`` (a device model: a snapshot and its derived views, built once per file),
 ``twirl`` (Pauli twirling of two-qubit gates).
 
-Layer: imported by execution, qmc, mitigation and above; imports only oracles and grover.
+Layer: imported by execution, qmc, mitigation and above; imports only oracles, grover, files and caches.
 """
 
 from qbo.noise.export import export_from_fake, snapshot_from_backend

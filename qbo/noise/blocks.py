@@ -28,6 +28,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, qpy, transpile
 from qiskit.transpiler import Target
@@ -222,6 +223,15 @@ class TranspileCache:
         out.barrier()
         out.compose(routed, qubits=range(compiled.num_qubits), inplace=True)
         return out
+
+
+@runtime_checkable
+class TranspileCached(Protocol):
+    """An executor that compiles through a :class:`TranspileCache` (Aer): the depth model and
+    the bias pads read its compiled blocks instead of transpiling them again."""
+
+    @property
+    def transpile_cache(self) -> TranspileCache: ...
 
 
 def _well_formed(circuit: QuantumCircuit, k: int, scale: int) -> bool:

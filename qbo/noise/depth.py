@@ -58,14 +58,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from qiskit import QuantumCircuit
 
+from qbo import caches
 from qbo.grover import power_circuit
 from qbo.noise.aer_model import snapshot_target
-from qbo.noise.blocks import CompiledBlocks, TranspileCache, block_counts
+from qbo.noise.blocks import CompiledBlocks, TranspileCache, TranspileCached, block_counts
 from qbo.noise.readout import snapshot_confusion
 from qbo.noise.schema import Snapshot
 from qbo.oracles.base import Oracle
@@ -170,7 +170,7 @@ def amplitude_bias(k: int, bias: float, grid: int = 20001, theta_low: float = 0.
 
 def depth_table(
     snapshot: Snapshot, oracle: Oracle, ks: list[int] | range, idle: bool = True,
-    readout_mitigated: bool = False, executor=None, compiler: TranspileCache | None = None,
+    readout_mitigated: bool = False, executor: object = None, compiler: TranspileCache | None = None,
 ) -> list[DepthRow]:
     """One DepthRow per k for the circuits a device executor runs (``qbo.noise.blocks``).
 
@@ -178,11 +178,13 @@ def depth_table(
     inverses) are compiled once per (oracle, snapshot, layout) and cached, their noise is
     read once (``block_noise``), and each power's row is the closed-form combination
     (``word_noise``). ``executor``: take the compiled blocks from its transpile cache
-    (``transpile_cache``), or from ``compiler``; by default the shared cache
+    (``qbo.noise.blocks.TranspileCached``), or from ``compiler``; by default the shared cache
     ``compiler_for(snapshot)``.
     ``readout_mitigated`` drops the readout terms from p_bias (REM corrects them).
     """
-    compiler = compiler or getattr(executor, "transpile_cache", None) or compiler_for(snapshot)
+    if compiler is None and isinstance(executor, TranspileCached):
+        compiler = executor.transpile_cache
+    compiler = compiler or compiler_for(snapshot)
     noises, blocks = oracle_block_noise(snapshot, oracle, compiler)
     conf = snapshot_confusion(snapshot, blocks.objective)
     p01, p10 = (0.0, 0.0) if readout_mitigated else (conf.p01, conf.p10)
@@ -279,10 +281,25 @@ def power_noise(
     return word_noise(snapshot, noises, block_counts(k, scale), blocks.objective, idle)
 
 
-@lru_cache(maxsize=16)
+@caches.lru(maxsize=16)
 def compiler_for(snapshot: Snapshot, optimization_level: int = 1, seed: int = 0) -> TranspileCache:
     """The shared transpile cache of a snapshot: compiled blocks are made once per process."""
     return TranspileCache(snapshot_target(snapshot), optimization_level, seed)
+
+
+def predicted_pads(
+    snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], scales: Sequence[int] = (1,),
+    coef: Sequence[float] = (1.0,), readout_corrected: bool = False, compiler: TranspileCache | None = None,
+) -> tuple[float, ...]:
+    """``residual_bias`` of every power in ``ks`` from the depth model's contrasts at ``scales``
+    (``qbo.noise.depth.power_noise``: the oracle's block noise read once, each power in closed form)."""
+    noises, blocks = oracle_block_noise(snapshot, oracle, compiler or compiler_for(snapshot))
+    conf = snapshot_confusion(snapshot, blocks.objective)
+    pads = []
+    for k in ks:
+        contrasts = [word_noise(snapshot, noises, block_counts(int(k), int(s)), blocks.objective).contrast for s in scales]
+        pads.append(residual_bias(contrasts, coef, conf.p01, conf.p10, readout_corrected))
+    return tuple(pads)
 
 
 def needed_k(epsilon_unit: float) -> int:

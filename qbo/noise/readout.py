@@ -16,10 +16,10 @@ measured matrix its own uncertainty would have to be added).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from qbo import caches
 from qbo.noise.schema import Snapshot
 
 
@@ -56,7 +56,7 @@ class Confusion:
         return self.p01 + self.gain * np.asarray(p, dtype=float)
 
 
-@lru_cache(maxsize=256)
+@caches.lru(maxsize=256)
 def _inverse(p01: float, p10: float) -> np.ndarray:
     from mitiq.rem import generate_inverse_confusion_matrix
 

@@ -17,7 +17,9 @@ import platformdirs
 from qbo.files import write_text_atomic
 from qbo.noise.schema import Snapshot
 
-__all__ = ["ENV_DIR", "calibrations_dir", "shipped_dir", "list_snapshots", "load_snapshot", "save_snapshot"]
+__all__ = [
+    "ENV_DIR", "calibrations_dir", "shipped_dir", "list_snapshots", "load_snapshot", "resolve_snapshot", "save_snapshot",
+]
 
 ENV_DIR = "QBO_CALIBRATIONS_DIR"
 
@@ -56,7 +58,8 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def _resolve(name_or_path: str | os.PathLike) -> Path:
+def resolve_snapshot(name_or_path: str | os.PathLike) -> Path:
+    """The file a snapshot name or path stands for (one-line ValueError for an unknown name)."""
     s = os.fspath(name_or_path)
     p = Path(s).expanduser()
     looks_like_path = s.endswith(".json") or os.sep in s or (os.altsep and os.altsep in s)
@@ -77,7 +80,7 @@ def _resolve(name_or_path: str | os.PathLike) -> Path:
 def load_snapshot(name_or_path: str | os.PathLike) -> Snapshot:
     """Load and validate a snapshot by name (``calibrations/<name>.json``;
     ``FakeBrisbane`` resolves to ``fake_brisbane``) or by file path."""
-    path = _resolve(name_or_path)
+    path = resolve_snapshot(name_or_path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

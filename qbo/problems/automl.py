@@ -27,12 +27,11 @@ Substitutions (the paper's dataset cannot be fetched offline):
 
 The accuracy table for seed 0 is computed once by :func:`compute_svm_table` and shipped as
 ``qbo/problems/data/automl_svm.json``; :func:`automl_svm` reads it (no SVM fit at run time).
-Other seeds are computed on first use (about 0.2 s) and memoised.
+Other seeds are computed on first use and memoised.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from importlib import resources
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from qbo import caches
 from qbo.oracles import default_window, gaussian
 from qbo.problems.base import Problem
 from qbo.problems.rewards import check_int, check_positive
@@ -95,7 +95,7 @@ def write_svm_table(path: str | Path | None = None) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@caches.lru(maxsize=None)
 def _table_json(seed: int) -> str:
     if seed == SHIPPED_SEED:
         return resources.files("qbo.problems").joinpath("data", TABLE_FILE).read_text()

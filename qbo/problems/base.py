@@ -64,7 +64,9 @@ class Problem:
         params: the options that built the problem, as sorted (key, value) pairs; for the
             built-in problems ``make_problem(p.name, **p.options)`` rebuilds ``p``. Not part of
             equality.
-        means: read-only (m,) array, ``oracles[i].mean`` in reward units (derived).
+        means: read-only (m,) array, ``oracles[i].mean`` in reward units (derived); NaN where
+            an oracle's exact mean is unknown (a user's black box): then ``known_means`` is
+            False and regret, ``best`` and ``gaps`` are refused (runs report rewards instead).
 
     Problems are immutable and hashable: two problems are equal when their names, arms and
     oracle keys agree. ``copy.copy``/``copy.deepcopy`` return the object itself.
@@ -88,9 +90,9 @@ class Problem:
         for i, oracle in enumerate(oracles):
             if not isinstance(oracle, Oracle):
                 raise ValueError(f"oracle {i} must be an Oracle, got {type(oracle).__name__}")
-            if oracle.mean is None or not math.isfinite(oracle.mean):
-                raise ValueError(f"oracle {i} ({oracle.key}) must know its exact mean, got {oracle.mean}")
-            means[i] = oracle.mean
+            if oracle.mean is not None and not math.isfinite(oracle.mean):
+                raise ValueError(f"oracle {i} ({oracle.key}) has a mean that is not finite: {oracle.mean}")
+            means[i] = math.nan if oracle.mean is None else oracle.mean
         object.__setattr__(self, "arms", arms)
         object.__setattr__(self, "oracles", oracles)
         object.__setattr__(self, "params", tuple(sorted((str(k), v) for k, v in dict(self.params).items())))
@@ -135,6 +137,15 @@ class Problem:
         return float(self.best - self.means[self._index(i)])
 
     @property
+    def known_means(self) -> bool:
+        """True when every arm's exact mean is known (regret is defined)."""
+        return bool(np.isfinite(self.means).all())
+
+    def _known(self) -> None:
+        if not self.known_means:
+            raise ValueError(f"problem {self.name!r}: exact means unknown, so regret is undefined")
+
+    @property
     def num_arms(self) -> int:
         return int(self.arms.shape[0])
 
@@ -145,11 +156,13 @@ class Problem:
     @property
     def best(self) -> float:
         """The largest mean reward."""
+        self._known()
         return float(self.means.max())
 
     @property
     def best_arm(self) -> int:
         """The lowest index among the arms with the largest mean."""
+        self._known()
         return int(np.argmax(self.means))
 
     @property
@@ -200,6 +213,8 @@ class Problem:
         return (type(self), (self.name, np.array(self.arms), self.oracles, self.params))
 
     def __repr__(self) -> str:
+        if not self.known_means:
+            return f"Problem({self.name!r}, arms={self.num_arms}x{self.dim}, means unknown, window={self.shared_window})"
         return (
             f"Problem({self.name!r}, arms={self.num_arms}x{self.dim}, best={self.best:.6g} "
             f"at arm {self.best_arm}, window={self.shared_window})"

@@ -25,13 +25,13 @@ the overhead (``clock="wall"``) when some policy is quantum (``qbo.experiments.c
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from qiskit import QuantumCircuit
 
+from qbo import caches
 from qbo.gp.forgetting import check_forgetting, decay
 from qbo.gp.kernels import make_kernel
 from qbo.oracles.base import Oracle
@@ -65,7 +65,7 @@ def grid(n: int) -> np.ndarray:
     return np.array([(u, v) for u in g for v in g])
 
 
-@functools.lru_cache(maxsize=4)
+@caches.lru(maxsize=4)
 def _grid_gram(arms: bytes, m: int, kernel: str, lengthscale: float, outputscale: float) -> np.ndarray:
     A = np.frombuffer(arms, dtype=float).reshape(m, -1)
     return make_kernel(kernel, lengthscale, outputscale)(A, A)
@@ -90,7 +90,7 @@ class ArmSpace:
         return cls(A, K, U[:, keep] * np.sqrt(s[keep]))
 
     @classmethod
-    @functools.lru_cache(maxsize=4)
+    @caches.lru(maxsize=4)
     def on_grid(cls, n: int, kernel: str, lengthscale: float, outputscale: float = 1.0) -> "ArmSpace":
         """``make`` on the n x n grid, memoised: every trial and unit of a run shares it."""
         return cls.make(grid(n), kernel, lengthscale, outputscale)

@@ -9,7 +9,8 @@ variance of arm i is (high - low)^2 a_i (1 - a_i), a_i its amplitude; over the r
     (high - low)^2 max_{a in [a_min, a_max]} a (1 - a)
       = (high - low)^2 (1/4 if a_min <= 1/2 <= a_max, else the larger endpoint value).
 
-So arms squeezed into [0.99, 1] have variance <= 0.0099, not the Bernoulli worst case 1/4.
+So arms squeezed into [0.99, 1] have variance <= 0.0099, not the Bernoulli worst case 1/4
+(which applies when some arm's mean is unknown).
 For outcome-register oracles (discretised Gaussian rewards) the bound is ``std^2`` of the
 problem's noise option (the encoded variance is within discretisation error of it).
 """
@@ -38,8 +39,12 @@ def noise_variance_bound(problem: Problem, std: float | None = None) -> float:
     if all(o.outcomes is None for o in problem.oracles):
         bound = 0.0
         for window in {(o.low, o.high) for o in problem.oracles}:
-            units = np.array([o.to_unit(o.mean) for o in problem.oracles if (o.low, o.high) == window], dtype=float)
-            a_min, a_max = float(np.clip(units.min(), 0, 1)), float(np.clip(units.max(), 0, 1))
+            arms = [o for o in problem.oracles if (o.low, o.high) == window]
+            if any(o.mean is None for o in arms):  # unknown means: the worst case of the window
+                a_min, a_max = 0.0, 1.0
+            else:
+                units = np.array([o.to_unit(o.mean) for o in arms], dtype=float)
+                a_min, a_max = float(np.clip(units.min(), 0, 1)), float(np.clip(units.max(), 0, 1))
             bound = max(bound, (window[1] - window[0]) ** 2 * bernoulli_variance_bound(a_min, a_max))
         return bound
     s = std if std is not None else problem.options.get("std")

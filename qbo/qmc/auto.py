@@ -27,6 +27,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.lrae import LikelihoodRatioAE
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
@@ -51,7 +52,8 @@ class AutoEstimator:
         check_accuracy(self.epsilon, self.alpha)
 
     def quantum(self) -> IterativeAmplitudeEstimation | LikelihoodRatioAE:
-        """The quantum candidate on noiseless targets: the configured IAE, else LRAE."""
+        """The quantum candidate on noiseless targets: the configured IAE (any ``iae_options``,
+        ``max_calls`` included: IAE honours a call cap), else LRAE."""
         if self.iae_options:
             return IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
         return LikelihoodRatioAE(self.epsilon, self.alpha)
@@ -59,7 +61,7 @@ class AutoEstimator:
     def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | LikelihoodRatioAE | MonteCarloEstimator:
         eps = unit_epsilon(oracle, self.epsilon)
         quantum = self.quantum()
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return mc if mc.expected_calls(eps) <= quantum.expected_calls(eps) else quantum
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -72,9 +74,10 @@ class AutoEstimator:
         return self.expected_calls(unit_epsilon(oracle, self.epsilon))
 
     def expected_calls(self, epsilon_unit: float) -> float:
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return min(mc.expected_calls(epsilon_unit), self.quantum().expected_calls(epsilon_unit))
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         if executor.target not in NOISELESS_TARGETS:
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)

@@ -45,43 +45,27 @@ import math
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
 
+from qbo import caches
 from qbo.execution.base import Executor
 from qbo.noise import Snapshot
-from qbo.noise.blocks import block_counts
-from qbo.noise.depth import amplitude_bias, compiler_for, needed_k, oracle_block_noise, residual_bias, word_noise
-from qbo.noise.readout import snapshot_confusion
+from qbo.noise.depth import amplitude_bias, needed_k, predicted_pads
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
 from qbo.qmc.result import Estimate, Round
-from qbo.qmc.rounds import RoundResult
+from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
 USABLE_PAD = 0.25
 
 
-def predicted_pads(
-    snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], scales: Sequence[int] = (1,),
-    coef: Sequence[float] = (1.0,), readout_corrected: bool = False, compiler: Any = None,
-) -> tuple[float, ...]:
-    """``residual_bias`` of every power in ``ks`` from the depth model's contrasts at ``scales``
-    (``qbo.noise.depth.power_noise``: the oracle's block noise read once, each power in closed form)."""
-    noises, blocks = oracle_block_noise(snapshot, oracle, compiler or compiler_for(snapshot))
-    conf = snapshot_confusion(snapshot, blocks.objective)
-    pads = []
-    for k in ks:
-        contrasts = [word_noise(snapshot, noises, block_counts(int(k), int(s)), blocks.objective).contrast for s in scales]
-        pads.append(residual_bias(contrasts, coef, conf.p01, conf.p10, readout_corrected))
-    return tuple(pads)
-
-
-@lru_cache(maxsize=1 << 14)
+@caches.lru(maxsize=1 << 14)
 def amplitude_bias_on(k: int, bias: float, theta_low: float = 0.0, theta_high: float = math.pi / 2,
                       grid: int = 4001) -> float:
     """``qbo.noise.depth.amplitude_bias`` restricted to theta in [theta_low, theta_high] (cached)."""
@@ -192,6 +176,7 @@ class CalibrationAwareIAE:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
         return self.iae.expected_calls(epsilon_unit)
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         device = self.device_plan(oracle)
         est = device.iae.estimate(oracle, executor)
@@ -214,7 +199,7 @@ class CalibrationAwareIAE:
         return replace(est, note=note, diagnostics=diagnostics)
 
 
-@lru_cache(maxsize=256)
+@caches.lru(maxsize=256)
 def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     eps_unit = unit_epsilon(oracle, cfg.iae.epsilon)
     ks = range(needed_k(eps_unit) + 1)
@@ -223,8 +208,7 @@ def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     if mitigation is None:
         pads = predicted_pads(cfg.snapshot, oracle, ks)
     else:
-        padded = getattr(mitigation, "with_pads", None)
-        if padded is None:
+        if not isinstance(mitigation, PaddableEstimator):
             raise ValueError(f"calibration-aware IAE cannot pad mitigation '{mitigation.name}'")
         pads = mitigation.predicted_pads(cfg.snapshot, oracle, ks)
         variance, cost = mitigation.shot_factors()
@@ -320,6 +304,7 @@ class CalibrationAwareMC:
     def expected_calls(self, epsilon_unit: float) -> float:
         return self.mc.expected_calls(epsilon_unit)
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.mc.epsilon)

@@ -12,15 +12,20 @@ The cost model (line 5 of Dai et al. 2023, Alg. 1: a stage's cost is predicted b
 replays the schedule with expected counts. It needs each estimator's plug-in interval and
 shot split without a device: :meth:`ProbabilityEstimator.cost_model` supplies both, with a
 hashable key that names everything the cost depends on.
+
+Calibration-aware IAE (``qbo.qmc.capped``) pads every round by its power's predicted noise
+bias; a mitigation that supports this implements :class:`PaddableEstimator` as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from qbo.execution.base import Executor
+from qbo.noise.blocks import TranspileCache
+from qbo.noise.schema import Snapshot
 from qbo.oracles.base import Oracle
 from qbo.qmc.result import Round
 
@@ -77,4 +82,25 @@ class ProbabilityEstimator(Protocol):
     def cost_model(self) -> tuple[Hashable, RoundEstimator]:
         """(key, estimator) for the cost model: the estimator is bound to no device (only its
         ``plug_in`` and ``shots_per_scale`` are used) and equal keys mean equal costs."""
+        ...
+
+
+@runtime_checkable
+class PaddableEstimator(Protocol):
+    """A :class:`ProbabilityEstimator` whose rounds calibration-aware IAE can pad by the
+    device's predicted residual bias (``qbo.qmc.capped``, module docstring there)."""
+
+    def predicted_pads(
+        self, snapshot: Snapshot, oracle: Oracle, ks: Sequence[int], compiler: TranspileCache | None = None,
+    ) -> tuple[float, ...]:
+        """The residual-bias pad of every power in ``ks`` on ``snapshot``, as this estimator
+        corrects it (``qbo.noise.depth.predicted_pads``)."""
+        ...
+
+    def with_pads(self, pads: Sequence[float]) -> ProbabilityEstimator:
+        """This estimator with fixed per-power pads (the last one for deeper powers)."""
+        ...
+
+    def shot_factors(self) -> tuple[float, float]:
+        """(variance, oracle calls) per shot of a round relative to a plain round."""
         ...
