@@ -46,6 +46,7 @@ from scipy.stats import chi2
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 
 __all__ = [
@@ -434,7 +435,8 @@ class LikelihoodRatioAE:
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
-        rounds, iv = self.run(eps, lambda k, n: run_round(executor, oracle, k, n))
+        tracker = Tracker(METHOD, lambda: self.expected_calls(eps))
+        rounds, iv = self.run(eps, lambda k, n: tracker.told((run_round(executor, oracle, k, n),))[0])
         low, high, value = iv.amplitude()
         est = to_estimate(
             oracle, low, high, value, epsilon=self.epsilon, alpha=self.alpha, rounds=rounds,
@@ -478,7 +480,8 @@ def refine_estimate(state: LRState, oracle: Oracle, executor: Executor, epsilon:
     simultaneously with every earlier one at the state's total alpha (module docstring)."""
     start = time.perf_counter()
     eps = unit_epsilon(oracle, epsilon)
-    new_state, rounds = refine(state, eps, lambda k, n: run_round(executor, oracle, k, n))
+    tracker = Tracker(METHOD_RESUMED, lambda: float(expected_refine_calls(state, eps)))
+    new_state, rounds = refine(state, eps, lambda k, n: tracker.told((run_round(executor, oracle, k, n),))[0])
     low, high = new_state.interval
     estimate = to_estimate(
         oracle, low, high, math.sin(new_state.theta_hat) ** 2, epsilon=epsilon, alpha=state.alpha, rounds=rounds,
