@@ -32,7 +32,7 @@ from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("thompson", "kl-ucb", "gp-ucb"),
+CONFIG = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("thompson", "kl-ucb", "gp-ucb", "gp-ts"),
                           budget=800, trials=2)
 
 
@@ -176,6 +176,7 @@ def _table(problem, executor) -> RewardTable:
 @pytest.mark.parametrize("algorithm, options", [
     ("thompson", {}), ("thompson", {"prior": "gaussian", "noise": 0.3}), ("kl-ucb", {"c": 3.0}),
     ("gp-ucb", {}), ("gp-ucb", {"beta": "practical"}), ("gp-ucb", {"beta": 1.5}), ("gp-ucb", {"beta": "bogunovic"}),
+    ("gp-ts", {}), ("gp-ts", {"scale": 2.0}),
 ])
 def test_a_stepper_plays_what_the_policys_ask_and_tell_play(algorithm, options):
     config = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=(algorithm,), budget=400, trials=1,
@@ -199,7 +200,7 @@ def test_a_stepper_plays_what_the_policys_ask_and_tell_play(algorithm, options):
     again = make_policy_for(config, algorithm, problem).stepper()
     again.replay(a, v)
     assert again.statistics() == stepper.statistics()
-    if algorithm == "gp-ucb":
+    if algorithm in ("gp-ucb", "gp-ts"):
         assert np.array_equal(twin.posterior()[0], policy.posterior()[0])
         assert np.array_equal(twin.posterior()[1], policy.posterior()[1])
 
