@@ -48,7 +48,7 @@ class FeatureStepper:
                              0.0 if isinstance(b, str) else float(b), math.pi ** 2)
         self._info = np.array([model.information_gain])
         M = self._phi.shape[1]
-        self._theta, self._u, self._score = np.empty(M), np.empty(M), np.empty(self._phi.shape[0])
+        self._theta, self._u = np.empty(M), np.empty(M)
 
     def run(self, count: int, table: RewardTable, rng: np.random.Generator,
             arms: np.ndarray, values: np.ndarray) -> None:
