@@ -11,8 +11,7 @@ circuit run or counts: the oracle's outcome distribution is computed once (cache
 the executor's generator makes the very call ``ExactExecutor.run`` would make,
 ``multinomial(shots, p)`` with the same p. Samples and the generator's state are
 therefore identical to the general path, which every other executor (and any subclass
-of ``ExactExecutor``) still takes. (A numpy multinomial of one shot costs about 1 us, as
-much as one hand-written inversion draw, so nothing is gained by rewriting it.)
+of ``ExactExecutor``) still takes. (A hand-written inversion draw would be no cheaper than numpy's multinomial.)
 
 ``classical_sampler`` binds that work to one (executor, oracle) pair once, for a stage loop
 that draws one sample per stage. For a two-outcome oracle on the exact target it draws
