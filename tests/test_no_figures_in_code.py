@@ -17,8 +17,9 @@ from pathlib import Path
 
 QBO = Path(__file__).resolve().parents[1] / "qbo"
 WORD = re.compile(r"measured", re.IGNORECASE)
-CEILING = 35  # after issue 20's docs pass; every remaining one is in qbo/qmc, qbo/algorithms, qbo/noise/depth.py,
-# qbo/execution/{jobs,plan,cost}.py, qbo/experiments/trial.py or qbo/cli (their owners' passes lower it)
+# After issue 20's docs pass: every remaining one is in qbo/qmc, qbo/algorithms, qbo/noise/depth.py,
+# qbo/execution/{jobs,plan,cost}.py or qbo/experiments/trial.py.
+CEILING = 35
 
 
 def prose(source: str) -> list[str]:
