@@ -39,5 +39,11 @@ class Unavailable(QboError):
     """A device, service or local resource that cannot serve the request right now."""
 
 
+class HardwareError(RuntimeError):
+    """A request that could not be completed on the device (message safe to print); the CLI
+    exits 1. Raised by ``qbo.execution.runtime``; defined here so that the CLI's error
+    boundary recognises it without importing Qiskit."""
+
+
 class RunFolderConflict(QboError):
     """A run folder held by another process, or holding a different experiment."""

@@ -22,6 +22,8 @@ BUDGET_MAX = 10**12  # oracle calls per unit
 TRIALS_MAX = 10**5
 SEED_MAX = 2**63 - 1
 STAGES_WITHOUT_YES = 10**7  # predicted stage records (trials x algorithms x budget) before --yes is needed
+# Figures (qbo plot).
+DPI_MIN, DPI_MAX = 10, 1200  # --dpi; a 6.4 x 4.2 inch figure at 1200 dpi is 7680 x 5040 pixels
 # Circuits.
 POWER_MAX = 4096  # Grover power k of `circuits export` (the circuit holds k copies of Q)
 K_MAX_MAX = 1024  # largest Grover power of `calibrations depth --kmax` and of a k_max option

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 import typer
 
-from qbo.errors import QboError
+from qbo.errors import HardwareError, QboError
 
 F = TypeVar("F", bound=Callable)
 
@@ -64,8 +64,6 @@ def one_line_errors(func: F) -> F:
 
 def fail(exc: BaseException) -> None:
     """Print ``exc`` as one line and exit 2 (expected), 1 (device failure or bug)."""
-    from qbo.execution.runtime import HardwareError  # light: qiskit is imported lazily there
-
     if isinstance(exc, HardwareError):  # the device failed after every retry: not bad input
         typer.echo(f"error: {describe(exc)}", err=True)
         raise typer.Exit(code=1) from None

@@ -35,11 +35,8 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
-    from qbo.execution import make_executor, parse_target
     from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
-    from qbo.mitigation import make_mitigation
-    from qbo.oracles import parse_oracle
-    from qbo.qmc import make_estimator
+    from qbo.oracle_specs import read_oracle_spec
 
     check_epsilon(epsilon)
     check_alpha(alpha)
@@ -47,8 +44,16 @@ def estimate(
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     check_int(check_shots, "check-shots", 0, SHOTS_MAX, "SHOTS_MAX")
+    spec = read_oracle_spec(oracle)  # no Qiskit yet: a bad oracle is refused in a fraction of a second
+
+    # Heavy (Qiskit, Aer, the runtime), imported only once the cheap checks have passed.
+    from qbo.execution import make_executor, parse_target
+    from qbo.mitigation import make_mitigation
+    from qbo.oracles.spec import build_oracle
+    from qbo.qmc import make_estimator
+
     parsed = parse_target(target)
-    the_oracle = parse_oracle(oracle)
+    the_oracle = build_oracle(spec)
     check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
@@ -97,16 +102,21 @@ def export(
     power: Annotated[int, typer.Option(help="Grover power k of Q^k A.")] = 0,
 ) -> None:
     """Write Q^k A of an oracle (with its measurement) as OpenQASM 3."""
-    from qiskit import qasm3
-
     from qbo.files import check_writable, write_text_atomic
-    from qbo.grover import power_circuit
     from qbo.limits import check_export_work, check_power
-    from qbo.oracles import parse_oracle
+    from qbo.oracle_specs import read_oracle_spec
 
     check_power(power)
     check_writable(output)  # before any work: never a device, FIFO, folder or a path below a file
-    the_oracle = parse_oracle(oracle)
+    spec = read_oracle_spec(oracle)  # no Qiskit yet: a bad oracle is refused at once
+
+    # Heavy (Qiskit), imported only once the cheap checks have passed.
+    from qiskit import qasm3
+
+    from qbo.grover import power_circuit
+    from qbo.oracles.spec import build_oracle
+
+    the_oracle = build_oracle(spec)
     check_export_work(the_oracle.circuit, power)
     circuit = power_circuit(the_oracle, power).decompose(reps=3)
     write_text_atomic(output, qasm3.dumps(circuit))

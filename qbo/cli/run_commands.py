@@ -6,7 +6,7 @@ import gc
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NamedTuple, Optional
 
 import typer
 from typer.core import TyperCommand
@@ -41,18 +41,22 @@ def run(
     yes: Annotated[bool, typer.Option("--yes", help="Run even if the predicted work exceeds the limits in docs/limits.md.")] = False,
     workers: Annotated[Optional[int], typer.Option(help="Run units in parallel on N local Dask workers (docs/scale-out.md).")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Run units on the Dask cluster at tcp://HOST:PORT (docs/scale-out.md).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (stderr).")] = False,
+    progress_every: Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal (a terminal shows a bar with the time left).")] = 10.0,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
+    from qbo.cli.progress import check_every
     from qbo.experiments.config import ExperimentConfig, load_config
     from qbo.experiments.folder import open_run_folder
     from qbo.limits import check_stages
     from qbo.experiments.summary import format_table, summarise
 
     started = time.perf_counter()
+    show = _Show(quiet, check_every(progress_every))
     if resume is not None:
         cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
-        records = _execute(cfg, resume, workers, scheduler)
+        records = _execute(cfg, resume, workers, scheduler, show)
         folder = resume
     else:
         base = load_config(config) if config is not None else ExperimentConfig()
@@ -66,7 +70,7 @@ def run(
         _no_device(cfg.target)
         check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
         folder = out or fresh_folder()
-        records = _execute(cfg, folder, workers, scheduler)
+        records = _execute(cfg, folder, workers, scheduler, show)
     typer.echo(format_table(summarise(records, cfg)))
     if cfg.accounting == "reference":
         typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
@@ -104,18 +108,36 @@ class RunCommand(TyperCommand):
 
 
 @one_line_errors
-def plot(run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")]) -> None:
-    """Redraw regret.png of a finished run from its stages.jsonl."""
-    from qbo.experiments.config import load_config
-    from qbo.experiments.plot import plot_regret
-    from qbo.experiments.schema import read_stage_records
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="A qbo run folder.")],
+    logx: Annotated[bool, typer.Option("--logx", help="Logarithmic x-axis (oracle calls or rounds).")] = False,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="png | svg | pdf (default: from --out's suffix, else png).")] = None,
+    dpi: Annotated[int, typer.Option(help="Resolution in dots per inch (PNG pixels; SVG and PDF scale).")] = 120,
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: RUN_DIR/regret.FORMAT).")] = None,
+) -> None:
+    """Draw a finished run's regret figure from its stages.jsonl, for publication: a line style
+    and marker per policy (legible in grayscale), a title naming problem, target, estimator and
+    mitigation. Without options it redraws RUN_DIR/regret.png in that style."""
+    from qbo.experiments.figure import Style, figure_format  # numpy, not yet matplotlib
+    from qbo.files import check_writable
+    from qbo.limits import DPI_MAX, DPI_MIN, check_int
 
+    fmt = figure_format(fmt, out)
+    check_int(dpi, "dpi", DPI_MIN, DPI_MAX, "DPI_MAX")
+    target = out if out is not None else run_dir / f"regret.{fmt}"
     stages = run_dir / "stages.jsonl"
     if not stages.exists():
         raise ValueError(f"'{run_dir}' has no stages.jsonl; is the run finished?")
+    check_writable(target)
+
+    # Heavy (the run's config pulls in qbo's algorithms; matplotlib), once the options are checked.
+    from qbo.experiments.config import load_config
+    from qbo.experiments.plot import write_figure
+    from qbo.experiments.schema import read_stage_records
+
     records = read_stage_records(stages)
-    plot_regret(records, load_config(run_dir / "config.toml"), run_dir / "regret.png")
-    typer.echo(f"wrote {run_dir / 'regret.png'}")
+    write_figure(records, load_config(run_dir / "config.toml"), target, Style(fmt, dpi, logx, marked=True))
+    typer.echo(f"wrote {target}")
 
 
 @one_line_errors
@@ -133,20 +155,30 @@ def export(
     typer.echo(f"wrote {export_parquet(run_dir, out)}")
 
 
-def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None):
+def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None, show: "_Show"):
     """Run (or resume) in this process, or fanned out on Dask when --workers/--scheduler is given."""
+    from qbo.cli.progress import RunProgress
+
+    units = cfg.trials * len(cfg.algorithms)
     if workers is None and scheduler is None:
         from qbo.experiments.runner import run_experiment
 
         # the modules and config are loaded for good: the collector need not rescan them on
         # each of the run's stages (bench/speed.py measures it; docs/scale-out.md)
         gc.freeze()
-        with _progress(cfg) as report:
+        with RunProgress(units, cfg.budget, every=show.every, quiet=show.quiet) as report:
             return run_experiment(cfg, folder, report)
     from qbo.experiments.fanout import run_fanned_out
 
-    with _progress(cfg, units=True) as report:
+    with RunProgress(units, cfg.budget, by_unit=True, every=show.every, quiet=show.quiet) as report:
         return run_fanned_out(cfg, folder, workers=1 if workers is None else workers, scheduler=scheduler, on_unit=report)
+
+
+class _Show(NamedTuple):
+    """What progress `qbo run` shows (qbo.cli.progress)."""
+
+    quiet: bool
+    every: float
 
 
 def _no_device(target: str) -> None:
@@ -167,34 +199,3 @@ def fresh_folder(prefix: str = "") -> Path:
         n += 1
         folder = Path("runs") / f"{stamp}-{n}"
     return folder
-
-
-class _progress:
-    """A rich progress bar over units and budget (or over units done, ``units=True``);
-    silent when output is not a terminal."""
-
-    def __init__(self, cfg, units: bool = False) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._units = units
-        self._total = cfg.trials * len(cfg.algorithms) * (1 if units else cfg.budget)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True)
-        self._done: dict[str, int] = {}
-        self._step = max(1, cfg.budget // 500)
-
-    def __enter__(self):
-        self._bar.start()
-        self._task = self._bar.add_task("units done" if self._units else "trials x budget", total=self._total)
-        return self._report
-
-    def _report(self, unit: str, calls: int, budget: int) -> None:
-        if self._units:  # (unit, units done, units in all)
-            self._bar.update(self._task, completed=calls, description=f"units done ({unit})")
-            return
-        if calls - self._done.get(unit, 0) < self._step and calls < budget:
-            return  # redraw every 1/500 of a unit's budget, not on each of a run's ~10^5 stages
-        self._done[unit] = calls
-        self._bar.update(self._task, completed=sum(self._done.values()), description=unit)
-
-    def __exit__(self, *exc) -> None:
-        self._bar.stop()

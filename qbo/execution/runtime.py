@@ -55,6 +55,7 @@ import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.providers import BackendV2
 
+from qbo.errors import HardwareError
 from qbo.execution.base import Counts, check_shots, transpile_seed
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
 from qbo.execution.jobs import (
@@ -70,10 +71,6 @@ CREDENTIALS_HELP = (
 
 TAG_LOOKUP_LIMIT = 20  # jobs per tag looked at; a tag names one request, so 1 is the norm
 LOG = logging.getLogger("qbo.runtime")
-
-
-class HardwareError(RuntimeError):
-    """A request that could not be completed on the device (message safe to print)."""
 
 
 class CapReached(HardwareError):

@@ -23,6 +23,7 @@ import struct
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,30 +36,90 @@ _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _PARENT = "QBO_PAINTER_PARENT"  # the pid the helper serves; it exits when that process is gone
 
 
+FORMATS = ("png", "svg", "pdf")
+_LINES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a figure is drawn: ``format`` one of FORMATS, ``dpi`` (raster resolution; also
+    sizes an SVG or PDF's fonts and markers as drawn), ``logx`` a logarithmic x-axis, ``marked``
+    a line style and marker per curve besides its colour, so the legend reads in grayscale.
+    The default is a run's own regret.png."""
+
+    format: str = "png"
+    dpi: int = 120
+    logx: bool = False
+    marked: bool = False
+
+
+def figure_format(fmt: str | None, out: str | Path | None) -> str:
+    """The format of a figure written to ``out``: ``fmt``, else ``out``'s suffix, else png;
+    one-line ValueError for another format or a suffix that contradicts ``fmt``."""
+    suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
+    chosen = (fmt or suffix or "png").lower()
+    if chosen not in FORMATS:
+        what = f"--format {fmt!r}" if fmt else f"--out suffix '.{suffix}'"
+        raise ValueError(f"{what}: expected one of {', '.join(FORMATS)}")
+    if fmt and suffix and suffix != chosen:
+        raise ValueError(f"--out '{out}' ends in '.{suffix}' but --format is {chosen}; make them agree")
+    return chosen
+
+
+def curve_look(i: int) -> tuple[str, str]:
+    """(line style, marker) of the i-th curve in a marked style: the first
+    len(_LINES) * len(_MARKERS) curves all differ in grayscale."""
+    return _LINES[i % len(_LINES)], _MARKERS[(i + i // len(_MARKERS)) % len(_MARKERS)]
+
+
 def render_png(curves: Curves, xlabel: str, ylabel: str, title: str) -> bytes:
+    """``render`` in the default style: a run's regret.png."""
+    return render(curves, xlabel, ylabel, title, Style())
+
+
+def render(curves: Curves, xlabel: str, ylabel: str, title: str, style: Style) -> bytes:
     """Mean +- stderr bands, one per curve; the y-axis is logarithmic when the final means
-    span a decade or more. Deterministic bytes (no software or date metadata)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # drawing is the only path that needs it
+    span a decade or more. Deterministic bytes (no software or date metadata, fixed SVG ids)."""
+    if style.format not in FORMATS:
+        raise ValueError(f"figure format must be one of {', '.join(FORMATS)}, got {style.format!r}")
+    from matplotlib import rc_context  # drawing is the only path that needs matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.4, 4.2), dpi=120)
-    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.92)  # fixed margins: tight_layout costs a draw
+    fig = Figure(figsize=(6.4, 4.2), dpi=style.dpi)
+    top = 0.88 if "\n" in title else 0.92
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=top)  # fixed margins: tight_layout costs a draw
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for name, (x, mean, se) in curves.items():
-        ax.plot(x, mean, label=name)
-        ax.fill_between(x, mean - se, mean + se, alpha=0.25)
+    for i, (name, (x, mean, se)) in enumerate(curves.items()):
+        if style.marked:  # spaced markers (axes fraction), staggered so that no two curves share a spot
+            linestyle, marker = curve_look(i)
+            line, = ax.plot(x, mean, label=name, linestyle=linestyle, marker=marker,
+                            markevery=(0.013 * (i % 7), 0.09), markersize=5, markerfacecolor="white")
+            ax.fill_between(x, mean - se, mean + se, alpha=0.18, color=line.get_color(), linewidth=0)
+        else:
+            ax.plot(x, mean, label=name)
+            ax.fill_between(x, mean - se, mean + se, alpha=0.25)
     finals = [float(mean[-1]) for _, mean, _ in curves.values() if len(mean) and mean[-1] > 0]
     if len(finals) > 1 and max(finals) >= 10 * min(finals):  # curves span a decade or more
         ax.set_yscale("log")
+    if style.logx:
+        ax.set_xscale("log", nonpositive="mask")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    if "\n" in title:
+        ax.set_title(title, fontsize="medium")
+    else:
+        ax.set_title(title)
     if curves:
         ax.legend(title="mean; band: ± one standard error", title_fontsize="small")
     ax.grid(alpha=0.3)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
+    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[style.format]
+    with rc_context({"svg.hashsalt": "qbo", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format=style.format, metadata=metadata)
     return buffer.getvalue()
 
 

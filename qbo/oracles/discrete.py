@@ -14,20 +14,10 @@ import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.circuit.library import StatePreparation, UCRYGate
 
+from qbo.oracle_specs import check_discrete
 from qbo.oracles.base import Oracle
 
 PROB_TOL = 1e-9
-
-
-def _validate(values: np.ndarray, probs: np.ndarray) -> None:
-    if values.ndim != 1 or values.size == 0 or values.shape != probs.shape:
-        raise ValueError(f"values and probs must be non-empty and equally long, got {values.size} and {probs.size}")
-    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(probs))):
-        raise ValueError("values and probs must be finite numbers")
-    if np.any(probs < 0):
-        raise ValueError(f"probs must be >= 0, got {probs.tolist()}")
-    if abs(probs.sum() - 1.0) > 1e-6:
-        raise ValueError(f"probs must sum to 1, got sum {probs.sum():.6g}")
 
 
 def discrete(
@@ -44,12 +34,8 @@ def discrete(
         window: the reward window (low, high) mapped onto [0, 1]; defaults to
             (min(0, min values), max(1, max values)). It must contain every value.
     """
-    v = np.asarray(values, dtype=float)
-    p = np.asarray(probs, dtype=float)
-    _validate(v, p)
-    low, high = window if window is not None else (min(0.0, v.min()), max(1.0, v.max()))
-    if v.min() < low - 1e-12 or v.max() > high + 1e-12:
-        raise ValueError(f"window ({low}, {high}) must contain every value, got range [{v.min()}, {v.max()}]")
+    checked_values, checked_probs, (low, high) = check_discrete(values, probs, window)
+    v, p = np.asarray(checked_values), np.asarray(checked_probs)
     p = p / p.sum()
     circuit = _outcome_circuit(np.clip((v - low) / (high - low), 0.0, 1.0), p)
     mean = float(np.dot(p, v))

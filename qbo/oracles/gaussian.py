@@ -20,33 +20,20 @@ below 1e-3 for every std in [0.05, 1] (tests/test_oracles.py checks this).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from qbo.oracles.discrete import discrete
+from qbo.oracle_specs import check_gaussian, default_window
 from qbo.oracles.base import Oracle
+from qbo.oracles.discrete import discrete
 
-
-def default_window(std: float) -> tuple[float, float]:
-    """Window shared by all arms whose mean lies in [0, 1]: (-4 std, 1 + 4 std)."""
-    return (-4.0 * std, 1.0 + 4.0 * std)
+__all__ = ["default_window", "discretised_normal", "gaussian"]
 
 
 def gaussian(
     mean: float, std: float, qubits: int = 6, window: tuple[float, float] | None = None
 ) -> Oracle:
     """Oracle for a Gaussian reward N(mean, std^2) on a 2^qubits-point grid over ``window``."""
-    mean, std = float(mean), float(std)
-    if not (math.isfinite(std) and std > 0):
-        raise ValueError(f"std must be a finite number > 0, got {std}")
-    if not math.isfinite(mean):
-        raise ValueError(f"mean must be finite, got {mean}")
-    if not (isinstance(qubits, int) and 1 <= qubits <= 12):
-        raise ValueError(f"qubits must be an integer in [1, 12], got {qubits}")
-    lo, hi = window if window is not None else default_window(std)
-    if not lo < mean < hi:
-        raise ValueError(f"window ({lo}, {hi}) must contain the mean, got {mean}")
+    mean, std, qubits, (lo, hi) = check_gaussian(mean, std, qubits, window)
     values, probs = discretised_normal(mean, std, qubits, (lo, hi))
     spec = f"gaussian:mean={mean!r},std={std!r},qubits={qubits},window=({lo!r},{hi!r})"
     return discrete(values, probs, window=(lo, hi), spec=spec)

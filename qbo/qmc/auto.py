@@ -21,6 +21,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.result import Estimate
@@ -63,6 +64,7 @@ class AutoEstimator:
         mc = MonteCarloEstimator(self.epsilon, self.alpha)
         return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         if executor.target not in NOISELESS_TARGETS:
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)

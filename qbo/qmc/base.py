@@ -12,6 +12,7 @@ import numpy as np
 
 from qbo import caches
 from qbo.execution.base import KINDS, Executor, Target, ones
+from qbo.execution.sampler import NOISELESS_SAMPLER_TARGETS
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.oracles.base import Oracle
@@ -36,7 +37,7 @@ class MeanEstimator(Protocol):
 
 # Residue for qbo.qmc.mlae and qbo.qmc.auto until they ask ``Target.is_noiseless``
 # (``qbo.execution.targets.parse_target(executor.target).is_noiseless``); remove then.
-NOISELESS_TARGETS = tuple(t for t in KINDS if Target(t).is_noiseless)
+NOISELESS_TARGETS = (*(t for t in KINDS if Target(t).is_noiseless), *NOISELESS_SAMPLER_TARGETS)
 
 
 def without_device_model(estimate: Estimate, target: str) -> Estimate:
@@ -48,7 +49,7 @@ def without_device_model(estimate: Estimate, target: str) -> Estimate:
     try:
         noiseless = parse_target(target).is_noiseless
     except ValueError:
-        noiseless = False
+        noiseless = target in NOISELESS_SAMPLER_TARGETS  # a Qiskit sampler qbo knows to be exact
     if noiseless:
         return estimate
     note = (f"{target} carries device noise that this estimator does not model: the interval covers "

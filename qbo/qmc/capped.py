@@ -57,6 +57,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
@@ -175,6 +176,7 @@ class CalibrationAwareIAE:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
         return self.iae.expected_calls(epsilon_unit)
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         device = self.device_plan(oracle)
         est = device.iae.estimate(oracle, executor)
@@ -302,6 +304,7 @@ class CalibrationAwareMC:
     def expected_calls(self, epsilon_unit: float) -> float:
         return self.mc.expected_calls(epsilon_unit)
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.mc.epsilon)

@@ -96,6 +96,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.confidence import METHODS, interval
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
 
@@ -162,6 +163,7 @@ class IterativeAmplitudeEstimation:
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)

@@ -168,6 +168,7 @@ import numpy as np
 from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, bit for bit, without its 0.5 s import
 
 from qbo.execution.base import Executor
+from qbo.execution.sampler import SAMPLER_PREFIX
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
@@ -176,6 +177,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, CostCache, check_accuracy, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import find_next_k
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.likelihood import (
     DecayPrior, Pooled, amplitude_half_width, deviance, fisher, profile, rotation_information, rotation_score, theta_sd,
 )
@@ -294,6 +296,7 @@ class MaximumLikelihoodAE:
                                  f"got {self.budget}")
 
     # --- public API -------------------------------------------------------------------
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
@@ -350,7 +353,7 @@ def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:
 
 def target_snapshot(target: str) -> "Snapshot | None":
     """The calibration behind ``aer:NAME`` / ``fake:BACKEND`` (None for other targets)."""
-    return parse_target(target).snapshot()
+    return None if target.startswith(SAMPLER_PREFIX) else parse_target(target).snapshot()  # a bare sampler has none
 
 
 def calibration_prior(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from qbo.execution.base import MAX_SHOTS, Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.result import Estimate, Round
 
 
@@ -44,6 +45,7 @@ class MonteCarloEstimator:
     def expected_calls(self, epsilon_unit: float) -> float:
         return float(hoeffding_shots(epsilon_unit, self.alpha))
 
+    @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         start = time.perf_counter()
         eps = unit_epsilon(oracle, self.epsilon)
