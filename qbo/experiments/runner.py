@@ -14,7 +14,9 @@ interruptions: a killed and resumed run writes the same files as an uninterrupte
 units may run in any order or in parallel (``units``, ``run_unit``, ``merge``). The trials of
 gp-ucb with a fixed length scale on a static problem step together (``lockstep_groups``,
 ``run_lockstep_units``: one numpy update serves all trials, bit for bit what each would do
-alone; docs/scale-out.md).
+alone; docs/scale-out.md). On the exact target such units, and every classical unit with a
+compiled loop, are compact instead (``qbo.experiments.compact``: one kernel run per chunk of
+calls, every call in a call file ``calls/KEY.calls``, records at checkpoints).
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ import numpy as np
 from qbo.algorithms import Query, is_quantum
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
+from qbo.execution import parse_target
 from qbo.execution.base import Closing
 from qbo.experiments.assembly import (
     Unit, check_experiment, make_policy_for, problem_for_trial, stable_seed, stage_settings, unit_executor,
     unit_parts, units,
 )
 from qbo.experiments.clock import Clock
+from qbo.experiments.compact import CompactUnit, compact_unit, verify_calls
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.folder import (
     STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder,
@@ -166,6 +170,7 @@ class _Live:
     clock: Clock
     at: Progress
     executor: Any
+    compact: CompactUnit | None = None
 
     def __post_init__(self) -> None:
         self.key = self.unit.key
@@ -183,6 +188,8 @@ class _Live:
         try:
             self.close_executor()
         finally:
+            if self.compact is not None:
+                self.compact.close()
             self.journal.close()
 
 
@@ -193,24 +200,39 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
                           state=lambda: {"rng": rng.bit_generator.state},  # for checkpoints, between stages
                           remember=remember)
+    compact: CompactUnit | None = None
     try:
         replay = journal.read()
         if replay.done:
             journal.close()
             return None
         parts = unit_parts(config, unit)
-        at = _replay(parts.policy, parts.clock, rng, replay)
-        executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
+        if parse_target(config.target).kind == "exact":  # its executor is built without drawing
+            executor = unit_executor(config, rng, out)
+            compact = compact_unit(parts.problem, parts.policy, parts.clock, executor, rng, out, unit.key)
+        if compact is not None:  # qbo.experiments.compact: every call in a call file, records at checkpoints
+            at = compact.resume(replay, journal)
+        else:
+            at = _replay(parts.policy, parts.clock, rng, replay)
+            executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
     except BaseException:
         journal.close()
+        if compact is not None:
+            compact.close()
         raise
-    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor)
+    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor, compact)
 
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
                on_progress: ProgressCallback | None) -> None:
     """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them
     on static clocks, else one after the other."""
+    for live in [live for live in batch if live.compact is not None]:  # one kernel loop each
+        live.compact.run(live.at, config.budget, live.journal,
+                         lambda record, key=live.key: on_progress and on_progress(key, record["cum_calls"], config.budget))
+    batch = [live for live in batch if live.compact is None]
+    if not batch:
+        return
     static = not any(live.clock.design or live.clock.timed for live in batch)
     policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 and static else None
     if policies is None:
@@ -293,6 +315,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     if finished(out) is not None:
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
+        verify_calls(out, records)
         _write_results(config, out, records, regret_png(records, config, painter))
     else:
         lines: list[bytes] = []
@@ -302,6 +325,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
                 raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
             lines.extend(got)
         records = parse_lines(lines)
+        verify_calls(out, records)
         png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)
