@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from qbo.errors import BadInput
+from qbo.limits import WORKERS_MAX
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Painter
@@ -50,8 +52,8 @@ def parse_scheduler(address: str) -> str:
 
 
 def check_workers(workers: Any) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= WORKERS_MAX:
+        raise BadInput(f"workers must be an integer from 1 to {WORKERS_MAX} (limit WORKERS_MAX), got {workers!r}")
     return workers
 
 
