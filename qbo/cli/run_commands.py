@@ -46,13 +46,20 @@ def run(
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
     from qbo.cli.progress import check_every
+    from qbo.cli.quick_checks import check_run_options
+
+    started = time.perf_counter()
+    show = _Show(quiet, check_every(progress_every))
+    algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms is not None else None
+    check_run_options(problem=problem, algorithms=algs, budget=budget, trials=trials, target=target, seed=seed,
+                      estimator=estimator, accounting=accounting, mitigation=mitigation, workers=workers)
+
+    # Heavy (qbo's algorithms, problems, Qiskit), imported once the options given are checked.
     from qbo.experiments.config import ExperimentConfig, load_config
     from qbo.experiments.folder import open_run_folder
     from qbo.limits import check_stages
     from qbo.experiments.summary import format_table, summarise
 
-    started = time.perf_counter()
-    show = _Show(quiet, check_every(progress_every))
     if resume is not None:
         cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
         _no_device(cfg.target)
@@ -60,7 +67,6 @@ def run(
         folder = resume
     else:
         base = load_config(config) if config is not None else ExperimentConfig()
-        algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms else None
         cfg = base.with_overrides(
             problem=problem, algorithms=algs, budget=budget, trials=trials, target=target,
             seed=seed, estimator=estimator, accounting=accounting, mitigation=mitigation,
