@@ -51,7 +51,10 @@ def one_line_errors(func: F) -> F:
         with _quiet_libraries() as shown:
             try:
                 result = func(*args, **kwargs)
-            except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            except KeyboardInterrupt:
+                typer.echo("error: interrupted", err=True)  # typer exits 130
+                raise
+            except (typer.Exit, typer.Abort, SystemExit):
                 raise
             except BaseException as exc:  # noqa: BLE001 - this is the boundary
                 fail(exc)
