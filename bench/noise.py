@@ -1,5 +1,9 @@
 """Noise study: QMC estimators on the shipped device models at two budgets (issue 9, item 8).
 
+Snapshots: the shipped ones by name, or ``fake:FakeKingston`` (any qiskit-ibm-runtime fake
+backend, exported; device models no test ships). Oracles: ``bernoulli`` (1 qubit),
+``entangled`` (3), ``discrete`` (4 qubits: 8 equally likely values with mean a).
+
 For every snapshot x oracle, N amplitudes x R replicates, each method runs at two budgets:
 B1 = the mean honest calls unmitigated IAE spends at eps = 0.01, and B2 = the mean honest
 calls zne+rem IAE spends at eps = 0.01. IAE reaches another budget through its own cost
@@ -93,11 +97,12 @@ from qbo.noise.aer_model import snapshot_target  # noqa: E402
 from qbo.noise.depth import power_noise  # noqa: E402
 from qbo.noise.blocks import SCALE_KEY, CompiledBlocks, TranspileCache, power_word  # noqa: E402
 from qbo.noise.readout import snapshot_confusion  # noqa: E402
-from qbo.oracles import Oracle, bernoulli  # noqa: E402
+from qbo.noise import export_from_fake  # noqa: E402
+from qbo.oracles import Oracle, bernoulli, discrete  # noqa: E402
 from qbo.qmc import IterativeAmplitudeEstimation, make_estimator  # noqa: E402
 
 SNAPSHOTS = ("fake_brisbane", "fake_sherbrooke", "fake_torino", "fake_fez")
-ORACLES = ("bernoulli", "entangled")
+ORACLES = ("bernoulli", "entangled", "discrete")
 _SKIP = ("barrier", "delay", "measure")
 
 
@@ -114,12 +119,28 @@ def entangled(a: float, qubits: int = 3) -> Oracle:
     return Oracle(circuit, objective=0, low=0.0, high=1.0, mean=float(a), spec=f"entangled{qubits}:{float(a)!r}")
 
 
+def discrete8(a: float) -> Oracle:
+    """A 4-qubit discrete oracle (8 equally likely values, 3 outcome qubits and the objective)
+    with mean a: values a + c_w min(a, 1 - a), c_w = (w - 3.5) / 3.5, on the window (0, 1)."""
+    spread = min(a, 1.0 - a)
+    values = [min(1.0, max(0.0, a + (w - 3.5) / 3.5 * spread)) for w in range(8)]
+    return discrete(values, [0.125] * 8, window=(0.0, 1.0))
+
+
 def make_oracle(kind: str, a: float, qubits: int = 3) -> Oracle:
     if kind == "bernoulli":
         return bernoulli(a)
     if kind == "entangled":
         return entangled(a, qubits)
+    if kind == "discrete":
+        return discrete8(a)
     raise ValueError(f"oracle must be one of {', '.join(ORACLES)}, got '{kind}'")
+
+
+def snapshot_of(name: str) -> Snapshot:
+    """A shipped snapshot by name, or ``fake:FakeKingston`` exported from qiskit-ibm-runtime's
+    fake backend (device models no test ships)."""
+    return export_from_fake(name.removeprefix("fake:")) if name.startswith("fake:") else load_snapshot(name)
 
 
 # ---------------------------------------------------------------- exact channels of compiled blocks
@@ -374,7 +395,7 @@ def run_cell(estimator, oracles: list[Oracle], model: DeviceModel, replicates: i
 
 
 def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: float, alpha: float, seed: int) -> list[tuple]:
-    snapshot = load_snapshot(name)
+    snapshot = snapshot_of(name)
     model = DeviceModel(snapshot)
     oracles = [make_oracle(kind, float(a)) for a in amplitudes]
     for oracle in oracles:
@@ -454,7 +475,7 @@ def pad_check(model: DeviceModel, snapshot: Snapshot, oracles: list[Oracle], k_t
 def pad_checks(snapshots: list[str], kinds: list[str], amplitudes: np.ndarray) -> None:
     """``--pad-check``: only the pad checks, every snapshot x oracle."""
     for name in snapshots:
-        snapshot = load_snapshot(name)
+        snapshot = snapshot_of(name)
         model = DeviceModel(snapshot)
         for kind in kinds:
             oracles = [make_oracle(kind, float(a)) for a in amplitudes]
@@ -500,7 +521,7 @@ def expected_deviance(p: np.ndarray, q: np.ndarray, shots: int) -> float:
 
 
 def coherent_study(name: str, deltas: list[float], amplitudes: np.ndarray, k_top: int, shots: int) -> None:
-    snapshot = load_snapshot(name)
+    snapshot = snapshot_of(name)
     ks = np.arange(k_top + 1)
     dof = len(ks) - 3
     print(f"\ncoherent ZZ over-rotation after every two-qubit gate, entangled oracle, {name}, k = 0..{k_top}, "
@@ -573,7 +594,7 @@ def fold_fit_study(name: str, kinds: list[str], amplitudes: np.ndarray, k_top: i
     the unfolded P(k) alone; the table gives the expected deviance at ``shots`` shots per
     term (its excess over the chi-square reference), its p-value, the amplitude bias of the
     fit and the fitted rates."""
-    snapshot = load_snapshot(name)
+    snapshot = snapshot_of(name)
     model = DeviceModel(snapshot)
     ks_all = np.arange(k_top + 1, dtype=float)
     print(f"\nfolded decay fits, {name}, k = 0..{k_top}, scales {scales}, {len(amplitudes)} amplitudes, "

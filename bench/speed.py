@@ -22,6 +22,9 @@ Sections (``--sections``, all by default):
   the unit generator's state after it.  With ``--reference TREE`` (another checkout, e.g. the
   main branch) each of ``--repeats`` rounds runs the loop in a child process on TREE and then
   on this tree, so that both see the same load; the hashes say whether results are identical.
+* ``scale``: each classical learner with a compiled loop at T = 1e4, 1e5, 1e6 (``--horizons``)
+  on the centred problem against a compiled reference written in bench/scale.py: CPU
+  seconds, peak RSS and bytes on disk a call (bench/scale.py says how);
 * ``cost``: IAE's cost model alone: ``expected_calls`` of every distinct (configuration, eps)
   that the stage loop above asks for (collected once on this tree), all computed from empty
   caches, ``--cost-passes`` times per child process, with ``--reference`` and ``--repeats``
@@ -224,16 +227,11 @@ def cost_collect(trials: int, path: str) -> None:
     from qbo.qmc import iae
 
     keys: dict[str, None] = {}
-    compute = iae._expected_calls
-
-    def record(config, key, eps, model=None):  # type: ignore[no-untyped-def]
+    with iae.recording_cost_queries() as queries, contextlib.redirect_stdout(io.StringIO()):
+        loop_child(trials)
+    for config, key, eps in queries:
         if key is None:
             keys.setdefault(json.dumps([dataclasses.asdict(config), eps]))
-        return compute(config, key, eps, model)
-
-    iae._expected_calls = record
-    with contextlib.redirect_stdout(io.StringIO()):
-        loop_child(trials)
     Path(path).write_text("[" + ",".join(keys) + "]")
 
 
@@ -350,6 +348,7 @@ def main() -> None:
     parser.add_argument("--cost-passes", type=int, default=3, help="passes of a cost child")
     parser.add_argument("--cost-collect", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cost-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--horizons", default="1e4,1e5,1e6", help="horizons of the scale section")
     parser.add_argument("--blas-threads", type=int, default=None, help="pin BLAS threads (default: the library's)")
     args = parser.parse_args()
     if args.blas_threads is not None:  # before numpy is imported (this script imports it lazily)
@@ -371,6 +370,12 @@ def main() -> None:
     print(f"machine: {_machine()}; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; "
           f"qbo byte-compiled: {'yes' if compiled else 'failed'}")
     started = time.perf_counter()
+    if "scale" in sections:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from scale import LEARNERS, scale  # the section's children run bench/scale.py
+
+        print("\n== scale: classical learners, one trial each, centred problem (spread 0.01, 20 arms) ==")
+        scale(list(LEARNERS), [int(float(h)) for h in args.horizons.split(",")])
     if "default" in sections:
         default_experiment(args.trials)
     if "arms" in sections:

@@ -82,6 +82,18 @@ def classical_sampler(executor: Executor, oracle: Oracle) -> Callable[[], float]
     return lambda: first if executor.rng.binomial(1, p_first) else second
 
 
+def two_outcome_table(executor: Executor, oracle: Oracle) -> tuple[float, float, float] | None:
+    """(P(first outcome), first, second) of one classical sample of ``oracle`` where
+    ``classical_sampler`` draws it as ``first if rng.binomial(1, p) else second`` (qbo's exact
+    executor and an oracle of two outcomes); None elsewhere."""
+    if not _exact(executor):
+        return None
+    pvals, values = _exact_table(oracle)
+    if pvals.shape[0] != 2:
+        return None
+    return float(pvals[0]), float(values[0]), float(values[1])
+
+
 def _exact(executor: Executor) -> bool:
     from qbo.execution.exact import ExactExecutor
 

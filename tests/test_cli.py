@@ -102,6 +102,8 @@ def test_estimate_prints_no_over_rotation_note_on_a_simulator():
     text = invoke(*args)
     assert text.exit_code == 0, text.output
     assert "over-rotation" not in text.stdout
+    plain = json.loads(invoke(*args, "--json").stdout)
+    assert plain["diagnostics"]["rotation_widening"] in (None, 0.0)  # a simulator: nothing to hold
 
 
 @pytest.mark.parametrize("args, fragment", [

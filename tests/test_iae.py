@@ -17,9 +17,11 @@ from qbo.execution.exact import ExactExecutor
 from qbo.grover import cache_key
 from qbo.mitigation import Mitigation, make_mitigation
 from qbo.oracles import bernoulli
+from qbo import caches
 from qbo.qmc import iae
 from qbo.qmc.base import CostCache, run_round
-from qbo.qmc.iae import MAX_SHOTS, SHOT_CAP
+from qbo.qmc import iae_engine
+from qbo.qmc.iae_engine import MAX_SHOTS, SHOT_CAP
 from qbo.qmc.iae import IterativeAmplitudeEstimation as IAE
 
 ALPHA = 0.05
@@ -162,9 +164,7 @@ def test_expected_calls_cache_key_includes_the_mitigation():
 
 def _cold_expected_calls(estimator: IAE, eps: float) -> float:
     """The cost model as it was first written: every cache emptied, one plan per amplitude."""
-    iae._COSTS._values.clear()
-    for cached in (iae._plug_in, iae._grow_shots, iae._finish_shots, iae._run_round_thetas):
-        cached.cache_clear()
+    caches.clear()
     config = replace(estimator, mitigation=None)
     model = None if estimator.mitigation is None else estimator.mitigation.cost_model()[1]
     calls = []
@@ -195,7 +195,7 @@ def test_amplitudes_sharing_a_plan_run_the_schedules_of_fresh_plans(eps, alpha, 
     """The cost model runs its 16 amplitudes on one plan, which remembers the first round's
     decision and budgets: every schedule, level and final state is the one a fresh plan gives."""
     estimator = IAE(eps, alpha, k_max=k_max, final_share=final_share)
-    plan = iae._Plan.make(estimator, eps)
+    plan = iae_engine.Plan.make(estimator, eps)
     for theta in CostCache.THETAS:
         sample = iae._expected_sampler(theta)
         (shared, a), (fresh, b) = estimator._run(eps, sample, None, plan), estimator._run(eps, sample)
@@ -210,11 +210,11 @@ def test_grow_search_reads_k_bound_only_as_its_integer_part(k, low, width, up, a
     """int(min(pi / w, b)) = min(int(pi / w), int(b)) for w, b > 0: find_next_k and so the cached
     grow search (keyed on int(k_bound)) answer as with the float bound."""
     high = min(low + width, math.pi / 2)
-    assert iae.find_next_k(k, low, high, up, growth, k_bound) == iae.find_next_k(k, low, high, up, growth, int(k_bound))
-    plug_in = iae._plug_in(k, low, high, up, alpha, "beta")
-    grows = lambda n: iae.find_next_k(k, *plug_in(n)[:2], up, growth, k_bound)[0] != k
-    expected = iae._least_shots(grows, SHOT_CAP) or SHOT_CAP
-    assert iae._grow_shots(k, low, high, up, alpha, "beta", growth, int(k_bound)) == expected
+    assert iae_engine.find_next_k(k, low, high, up, growth, k_bound) == iae_engine.find_next_k(k, low, high, up, growth, int(k_bound))
+    plug_in = iae_engine.plug_in_intervals(k, low, high, up, alpha, "beta")
+    grows = lambda n: iae_engine.find_next_k(k, *plug_in(n)[:2], up, growth, k_bound)[0] != k
+    expected = iae_engine.least_shots(grows, SHOT_CAP) or SHOT_CAP
+    assert iae_engine.grow_shots(k, low, high, up, alpha, "beta", growth, int(k_bound)) == expected
 
 
 def _capped_runs(eps: float, k_max: int, n: int = 20, seed: int = 8):

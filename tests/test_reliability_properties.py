@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from qbo.cli.errors import is_expected
@@ -71,6 +71,7 @@ config_keys = st.sampled_from(["problem", "algorithms", "budget", "trials", "tar
 
 @FAST
 @given(st.dictionaries(config_keys, json_values, max_size=5))
+@example({"algorithms": ""})  # a string where a list belongs: refused as bad input (found by hypothesis)
 def test_configs_are_accepted_or_refused_with_bad_input(data):
     data = {k: v for k, v in data.items() if v is not None}  # TOML has no null
     try:

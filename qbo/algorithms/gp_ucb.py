@@ -221,6 +221,15 @@ class GPUCB(_SurrogatePolicy):
         t = len(self._history) + 1
         self.surrogate.tell(t, arm, value, 1.0, self.beta(t))
 
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.gp_ucb_kernel``): with a
+        fixed length scale on the rank-one ``ArmPosterior``; None otherwise."""
+        if type(self.surrogate) is not FixedSurrogate or type(self.surrogate.model) is not ArmPosterior:
+            return None
+        from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
+
+        return GPUCBStepper(self)
+
 
 class GPUCBLockstep:
     """Several ``gp-ucb`` policies (one per trial) asked and told together: ``ask`` returns

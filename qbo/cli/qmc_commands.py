@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -32,11 +34,13 @@ def estimate(
     twirl: Annotated[bool, typer.Option("--twirl", help="Pauli-twirl the two-qubit gates (Aer: qiskit circuit twirling; fake:/ibm: the runtime Sampler's twirling).")] = False,
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
     check_shots: Annotated[int, typer.Option(help="MLAE: honest calls of check rounds after the schedule, so that the goodness of fit can flag a coherent over-rotation delta of Q: A0 fixed (noiseless targets), one k = 0 round (about 36/delta^2 shots); A0 fitted (noisy targets), rounds at the powers that resolve delta best (docs/mlae.md).")] = 0,
+    max_calls: Annotated[Optional[int], typer.Option(help="Budget: at most this many honest oracle calls; an estimate that hits it returns its honest, wider interval (not the calibration-aware mc).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line on stderr (shown every 5 s once an estimate has run 5 s).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
     from qbo.cli.quick_checks import check_estimate_options
-    from qbo.limits import SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
+    from qbo.limits import BUDGET_MAX, SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.oracle_specs import read_oracle_spec
 
     check_estimate_options(method, target, mitigation)
@@ -46,6 +50,8 @@ def estimate(
     if shots is not None:
         check_int(shots, "shots", 1, SHOTS_MAX, "SHOTS_MAX")
     check_int(check_shots, "check-shots", 0, SHOTS_MAX, "SHOTS_MAX")
+    if max_calls is not None:
+        check_int(max_calls, "max-calls", 1, BUDGET_MAX, "BUDGET_MAX")
     spec = read_oracle_spec(oracle)  # no Qiskit yet: a bad oracle is refused in a fraction of a second
 
     # Heavy (Qiskit, Aer, the runtime), imported only once the cheap checks have passed.
@@ -53,6 +59,7 @@ def estimate(
     from qbo.mitigation import make_mitigation
     from qbo.oracles.spec import build_oracle
     from qbo.qmc import make_estimator
+    from qbo.qmc.progress import ProgressPrinter, listening
 
     parsed = parse_target(target)
     the_oracle = build_oracle(spec)
@@ -61,9 +68,12 @@ def estimate(
     mit = make_mitigation(mitigation, device_model)
     snapshot = device_model if calibration_aware else None
     estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot,
-                               check_shots=check_shots)
+                               check_shots=check_shots, max_calls=max_calls)
     executor = make_executor(parsed, seed, twirl=twirl, device=device)
-    result = estimator.estimate(the_oracle, executor)
+    with contextlib.ExitStack() as stack:
+        printer = None if quiet else stack.enter_context(ProgressPrinter(sys.stderr))
+        stack.enter_context(listening(printer))
+        result = estimator.estimate(the_oracle, executor)
     if as_json:
         out = result.to_json()
         keys = ("value", "ci_low", "ci_high", "epsilon", "alpha", "oracle_calls", "rounds", "method", "target")

@@ -73,6 +73,18 @@ class SamplerTarget(str):
         return False
 
 
+class _DeclaredNoiseless:
+    """Residue for ``target in NOISELESS_SAMPLER_TARGETS`` in ``qbo.qmc.mlae.noiseless_target``
+    until it asks ``qbo.qmc.base.is_noiseless``; remove then. Membership is the target's declared
+    capability (:class:`SamplerTarget`), never its label."""
+
+    def __contains__(self, target: object) -> bool:
+        return isinstance(target, SamplerTarget) and target.is_noiseless
+
+
+NOISELESS_SAMPLER_TARGETS = _DeclaredNoiseless()
+
+
 @runtime_checkable
 class BackendBound(Protocol):
     """A sampler that runs on one backend and needs circuits in its instruction set (ISA):

@@ -105,7 +105,7 @@ class ExperimentConfig(BaseModel):
         if depth > CONFIG_MAX_DEPTH:
             raise BadInput(f"{_source} is nested {depth} levels deep, more than {CONFIG_MAX_DEPTH} (limit CONFIG_MAX_DEPTH)")
         if isinstance(data.get("algorithms"), str):
-            raise ValueError(f"algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {data['algorithms']!r}")
+            raise BadInput(f"{_source}: algorithms must be a list of names, e.g. [\"q-gp-ucb\", \"gp-ucb\"], got {data['algorithms']!r}")
         given = data.get("budget") is not None
         if not given:
             data = data | {"budget": DEFAULT_BUDGET}  # validated as given, resolved below

@@ -48,6 +48,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
+from qbo.experiments.schema import record_model
 from qbo.files import fsync_folder, json_object
 
 FLUSH_EVERY_S = 1.0
@@ -83,16 +84,8 @@ class _Header(BaseModel):
     chain: str = Field(min_length=16, max_length=16)
 
 
-class _Stage(BaseModel):
-    """The envelope and the fields resume relies on; other record fields pass through."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-    trial: int = Field(ge=0)
-    algorithm: str
-    stage: int = Field(ge=1)
-    cum_calls: int = Field(ge=0)
-    seq: int = Field(ge=1)
-    chain: str = Field(min_length=16, max_length=16)
+# a stage line: the record's field table (qbo.experiments.records); an added key is left to the chain
+_Stage = record_model("StageLine", extra=True)
 
 
 class _Checkpoint(BaseModel):
@@ -189,7 +182,7 @@ class UnitJournal:
         self.config_sha256 = config_sha256
         self.flush_every_s = FLUSH_EVERY_S if flush_every_s is None else flush_every_s
         self._prefix = (_ENCODE(fields)[:-1] + "," if fields else "{").encode()
-        self._state = state or dict
+        self.state = state or dict  # the checkpoint's content; a compact unit sets its own
         self._seq = 0
         self._chain = config_sha256.encode()
         self._buffer: list[bytes] = []
@@ -352,7 +345,7 @@ class UnitJournal:
 
         Call between stages only (``state`` must describe the state after the last append)."""
         if self._unsaved:
-            body = _ENCODE({"checkpoint": self._seq - 1} | self._state())[:-1].encode()
+            body = _ENCODE({"checkpoint": self._seq - 1} | self.state())[:-1].encode()
             self._checkpoint = body + b',"chain":"' + link(self._chain, body) + b'"}'
             self._buffer.append(self._checkpoint + b"\n")
             self._unsaved = 0

@@ -16,6 +16,7 @@ Files of a run folder (every one written atomically or appended line by line; do
                        stage, already in its stages.jsonl form, checkpoints holding the unit's
                        random state at each commit, then a done marker): the durable,
                        verifiable record a resume continues from; removed once the run finished
+    calls/KEY.calls    a compact unit's every call (arm, reward: 12 bytes), qbo.experiments.compact
     stages.jsonl       when every unit is done: the journals' stage lines, copied byte for byte,
                        ordered by trial and then by the config's algorithm order (not by when
                        units ran)
@@ -41,7 +42,9 @@ same files as an uninterrupted one, and units may run in any order or in paralle
 (``units``, ``run_unit``, ``merge``). The trials of gp-ucb with a fixed length scale on a
 static problem step together, in this process or as one task of a local cluster
 (``lockstep_groups``, ``run_lockstep_units``: one numpy update serves all trials'
-posteriors, bit for bit what each would do alone).
+posteriors, bit for bit what each would do alone). On the exact target such units, and every
+classical unit with a compiled loop, are compact instead (``qbo.experiments.compact``: one
+kernel run per chunk of calls, every call in a call file, records at checkpoints).
 """
 
 from __future__ import annotations
@@ -59,12 +62,14 @@ import numpy as np
 from qbo.algorithms import Query, is_quantum
 from qbo.algorithms.base import PolicyBase
 from qbo.algorithms.gp_ucb import GPUCBLockstep
+from qbo.execution import parse_target
 from qbo.execution.base import Closing
 from qbo.experiments.assembly import (
     Unit, check_experiment, make_policy_for, problem_for_trial, stable_seed, stage_settings, unit_executor,
     unit_parts, units,
 )
 from qbo.experiments.clock import Clock
+from qbo.experiments.compact import CompactUnit, compact_unit, verify_calls
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.folder import (
     STAGES, UNITS, RunFolderLock, claim_run_folder, config_hash, finished, mark_finished, open_run_folder,
@@ -193,6 +198,7 @@ class _Live:
     clock: Clock
     at: Progress
     executor: Any
+    compact: CompactUnit | None = None
 
     def __post_init__(self) -> None:
         self.key = self.unit.key
@@ -210,6 +216,8 @@ class _Live:
         try:
             self.close_executor()
         finally:
+            if self.compact is not None:
+                self.compact.close()
             self.journal.close()
 
 
@@ -220,24 +228,39 @@ def _open_unit(config: ExperimentConfig, unit: Unit, out: Path, remember: bool =
                           fields={"trial": unit.trial, "algorithm": unit.algorithm},
                           state=lambda: {"rng": rng.bit_generator.state},  # for checkpoints, between stages
                           remember=remember)
+    compact: CompactUnit | None = None
     try:
         replay = journal.read()
         if replay.done:
             journal.close()
             return None
         parts = unit_parts(config, unit)
-        at = _replay(parts.policy, parts.clock, rng, replay)
-        executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
+        if parse_target(config.target).kind == "exact":  # its executor is built without drawing
+            executor = unit_executor(config, rng, out)
+            compact = compact_unit(parts.problem, parts.policy, parts.clock, executor, rng, out, unit.key)
+        if compact is not None:  # qbo.experiments.compact: every call in a call file, records at checkpoints
+            at = compact.resume(replay, journal)
+        else:
+            at = _replay(parts.policy, parts.clock, rng, replay)
+            executor = unit_executor(config, rng, out)  # built with the unit's generator, its state restored
     except BaseException:
         journal.close()
+        if compact is not None:
+            compact.close()
         raise
-    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor)
+    return _Live(unit, journal, parts.problem, parts.policy, parts.clock, at, executor, compact)
 
 
 def _run_batch(batch: list[_Live], config: ExperimentConfig, settings: StageSettings,
                on_progress: ProgressCallback | None) -> None:
     """Run the units of a batch to their ends: in lockstep where ``GPUCBLockstep`` takes them
     on static clocks, else one after the other."""
+    for live in [live for live in batch if live.compact is not None]:  # one kernel loop each
+        live.compact.run(live.at, config.budget, live.journal,
+                         lambda record, key=live.key: on_progress and on_progress(key, record["cum_calls"], config.budget))
+    batch = [live for live in batch if live.compact is None]
+    if not batch:
+        return
     static = not any(live.clock.design or live.clock.timed for live in batch)
     policies = GPUCBLockstep.of([live.policy for live in batch]) if len(batch) > 1 and static else None
     if policies is None:
@@ -320,6 +343,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     if finished(out) is not None:
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
+        verify_calls(out, records)
         _write_results(config, out, records, regret_png(records, config, painter))
     else:
         lines: list[bytes] = []
@@ -329,6 +353,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
                 raise ValueError(f"unit {unit.key} of '{out}' is not finished; run it before merging")
             lines.extend(got)
         records = parse_lines(lines)
+        verify_calls(out, records)
         png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)

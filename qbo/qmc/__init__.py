@@ -16,7 +16,7 @@ METHODS = ("iae", "mlae", "mc", "auto")
 def make_estimator(
     method: str, epsilon: float, alpha: float = 0.05, shots: int | None = None,
     mitigation: ProbabilityEstimator | None = None, snapshot: Snapshot | None = None,
-    check_shots: int = 0,
+    check_shots: int = 0, max_calls: int | None = None,
 ) -> MeanEstimator:
     """Estimator by name: 'iae', 'mlae', 'mc' or 'auto'; ``shots`` sets IAE's (MLAE's
     intermediate) shots per round.
@@ -39,12 +39,21 @@ def make_estimator(
     interval covers sampling error only (IAE, MC) and may miss the ideal mean, so there it
     reports ``reached_epsilon`` False with a note (``qbo.qmc.base.without_device_model``);
     MLAE and 'auto' read the device model from the target's name.
+
+    ``max_calls`` caps the honest oracle calls (MLAE's ``budget``, IAE's and Monte Carlo's
+    ``max_calls``): an estimate that hits it returns its honest, wider interval with
+    ``reached_epsilon`` False. The calibration-aware Monte Carlo does not take it.
     """
     if check_shots and method != "mlae":
         raise ValueError(f"check shots work with method 'mlae', got method '{method}'")
     if mitigation is not None and method not in ("iae", "mlae"):
         raise ValueError(f"mitigation works with methods 'iae' and 'mlae', got method '{method}'")
+    if max_calls is not None and method == "mc" and snapshot is not None:
+        raise ValueError("max calls work with method 'mc' only without a device model (--no-calibration-aware)")
     iae_options: dict = {} if shots is None else {"shots": shots}
+    if max_calls is not None:
+        iae_options["max_calls"] = max_calls
+    budget: dict = {} if max_calls is None else {"budget": max_calls}
     if mitigation is not None:
         iae_options["mitigation"] = mitigation
     if method == "iae":
@@ -52,12 +61,12 @@ def make_estimator(
         return iae if snapshot is None else CalibrationAwareIAE(iae, snapshot)
     if method == "mlae":
         return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots, mitigation=mitigation,
-                                   **({} if shots is None else {"shots": shots}))
+                                   **({} if shots is None else {"shots": shots}), **budget)
     if method == "mc":
-        mc = MonteCarloEstimator(epsilon, alpha)
+        mc = MonteCarloEstimator(epsilon, alpha, max_calls)
         return mc if snapshot is None else CalibrationAwareMC(mc, snapshot)
     if method == "auto":
-        return AutoEstimator(epsilon, alpha, iae_options, {} if snapshot is None else {"snapshot": snapshot})
+        return AutoEstimator(epsilon, alpha, iae_options, {**budget, **({} if snapshot is None else {"snapshot": snapshot})})
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
 
 

@@ -47,7 +47,7 @@ class AutoEstimator:
     def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | MonteCarloEstimator:
         eps = unit_epsilon(oracle, self.epsilon)
         iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -61,7 +61,7 @@ class AutoEstimator:
 
     def expected_calls(self, epsilon_unit: float) -> float:
         iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
-        mc = MonteCarloEstimator(self.epsilon, self.alpha)
+        mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
         return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
 
     @accepts_user_inputs

@@ -52,17 +52,6 @@ def is_noiseless(target: str) -> bool:
     return noise is not None and noise.is_noiseless
 
 
-class _NoiselessTargets:
-    """Residue for ``executor.target in NOISELESS_TARGETS`` in qbo.qmc.mlae until it asks
-    :func:`is_noiseless`; remove then. Membership is the declared capability, not a label."""
-
-    def __contains__(self, target: object) -> bool:
-        return isinstance(target, str) and is_noiseless(target)
-
-
-NOISELESS_TARGETS = _NoiselessTargets()
-
-
 def without_device_model(estimate: Estimate, target: str) -> Estimate:
     """An estimate whose rounds ignore device noise, made on a noisy ``target`` (its
     :func:`declared_noise`): its interval covers sampling error only, so eps is not promised

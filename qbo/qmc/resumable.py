@@ -45,7 +45,8 @@ from typing import Any
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
-from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler, _Plan, _State
+from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler
+from qbo.qmc.iae_engine import Plan, State
 from qbo.qmc.result import Estimate, Round
 
 __all__ = ["ResumableState", "refinement_alpha", "refinement_budget", "refine", "refine_estimate", "expected_refine_calls"]
@@ -144,8 +145,8 @@ def refine(state: ResumableState, eps: float, sample: Sampler) -> tuple[Resumabl
         return state, ()
     j = state.refinements + 1
     cfg = _config(eps, refinement_budget(state, j))
-    plan = _Plan.make(cfg, eps)
-    st = _State(cfg.alpha, cfg.final_share)
+    plan = Plan.make(cfg, eps)
+    st = State(cfg.alpha, cfg.final_share)
     st.theta_low, st.theta_high, st.k, st.up = state.theta_low, state.theta_high, state.k, state.up
     if state.rounds:
         st.last_k, st.last_shots = state.rounds[-1].k, state.rounds[-1].shots

@@ -1,0 +1,269 @@
+"""The fit of noise-aware MLAE: profile likelihood, interval and goodness of fit.
+
+Counts of Q^k A read 1 with probability q_k = readout(1/2 + A0 r^k (sin^2((2k + 1) theta)
+- 1/2)) (``qbo.qmc.likelihood``): Suzuki et al. 2020's product of binomials (their Eq. 4)
+with the depolarising decay of Tanaka et al. 2021 split into a SPAM contrast A0 and a
+per-step contrast r. The nuisances are profiled out on a grid over the localisation window.
+
+Interval: {theta: 2 (l_max - l_p(theta)) <= chi2_1(1 - s alpha)} (Wilks), mapped to
+a = sin^2 theta, as the hull of every mode of the profile-likelihood set
+(``span_other_modes``: the aliases of the deepest power).
+
+Goodness of fit, each at ``gof_level``: the binomial deviance on (#terms - 1 - #free
+nuisances) dof, and Neyman's C(alpha) score test against a coherent over-rotation delta of
+every Grover step, sin^2((2k + 1) theta + k delta) (``likelihood.rotation_score``). When
+either fails, the interval is widened: the log-likelihood divided by the dispersion D / dof
+(quasi-likelihood, McCullagh and Nelder 1989, Sec. 9.2) joined with the k = 0 rounds' own
+readout-corrected Clopper-Pearson interval (``shallow_interval``). docs/mlae.md has the
+derivations and the measurements behind the constants.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, bit for bit, without its 0.5 s import
+
+from qbo.qmc.confidence import clopper_pearson
+from qbo.qmc.likelihood import DecayPrior, Pooled, deviance, profile, rotation_information, rotation_score
+from qbo.qmc.result import Round
+
+GRID = 1025
+ALIAS_SLACK = 4.0  # a mode probed off its peak may read up to this much lower in 2 log-likelihood
+ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
+ROTATION_POWER = 0.99  # rotation_detectable: the over-rotation the test flags with this probability
+FALLBACK_A0_SD = 0.2  # the A0 spread the k = 0 fallback allows: the old, wide prior
+
+
+@dataclass
+class Fit:
+    """The profile-likelihood maximum (theta, log A0 = u, log r = v) and its intervals."""
+
+    theta: float
+    u: float
+    v: float
+    low: float  # final (1 - alpha) profile interval, theta
+    high: float
+    loc_low: float  # localisation hull, theta
+    loc_high: float
+
+
+class ProfileFit:
+    """The rounds of one estimate and their fit (``refit``), interval and tests."""
+
+    def __init__(self, prior: DecayPrior, alpha: float, stop_share: float, localise: float, gof_level: float) -> None:
+        self.prior, self.alpha, self.gof_level = prior, alpha, gof_level
+        self.c_final = chi2_1_ppf(1 - alpha * stop_share)
+        self.c_loc = chi2_1_ppf(1 - localise)
+        self.rounds: list[Round] = []
+        self.fit: Fit | None = None
+        self.modes = 1  # disjoint parts of the final profile-likelihood set (``span_other_modes``)
+        self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
+
+    def terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ks, shots, scales) of the likelihood terms so far (one per (k, scale))."""
+        data = Pooled.of(self.rounds)
+        return data.ks, data.shots, data.scales
+
+    def span_other_modes(self) -> None:
+        """Make the final interval the hull of the whole profile-likelihood set, not of its part
+        in the localisation window. The window only narrows as rounds come in, so a mode it left
+        behind can come back within the threshold (docs/mlae.md). Every mode of the likelihood sits
+        where the deepest power K reads the fitted phase, at the aliases
+        theta' = (j pi +- (2K + 1) theta) / (2K + 1): each alias outside the window is profiled
+        at its centre; those within ``c_final`` + ``ALIAS_SLACK`` of the best are profiled on a
+        fine grid over their own fringe (+- pi / (2 (2K + 1)), up to the window), and the
+        interval (and, if one is higher, the estimate) takes every theta within ``c_final`` of
+        the best point seen; ``modes`` counts the disjoint parts of that set."""
+        f, data = self.fit, Pooled.of(self.rounds)
+        m = 2 * int(data.ks.max()) + 1
+        if m == 1 or f is None:
+            return  # k = 0 alone: P(1) is monotone in theta, one mode
+        phase, half = m * f.theta, math.pi / (2 * m)
+        centres = np.array(sorted({(j * math.pi + sign * phase) / m for j in range(m + 1) for sign in (1, -1)}))
+        centres = centres[(centres >= 0) & (centres <= math.pi / 2) & ((centres < f.loc_low) | (centres > f.loc_high))]
+        if centres.size == 0:
+            return
+        fine, ll, _, _ = self._fine
+        near = centres[2 * (float(ll.max()) - profile(centres, data, self.prior)[0]) <= self.c_final + ALIAS_SLACK]
+        if near.size == 0:
+            return
+        grids = [self._fine]
+        for centre in near:  # its fringe, up to the window (which the fit's own grid covers)
+            low, high = max(0.0, centre - half), min(math.pi / 2, centre + half)
+            low, high = (low, min(high, f.loc_low)) if centre < f.loc_low else (max(low, f.loc_high), high)
+            grid = np.linspace(low, high, GRID)
+            grids.append((grid, *profile(grid, data, self.prior)))
+        top = max(float(values.max()) for _, values, _, _ in grids)
+        spans = [crossings(grid, 2 * (top - values), self.c_final) for grid, values, _, _ in grids
+                 if np.any(2 * (top - values) <= self.c_final)]
+        if len(spans) == 1 and spans[0] == (f.low, f.high):
+            return
+        grid, values, u, v = max(grids, key=lambda g: float(g[1].max()))
+        i = int(np.argmax(values))
+        low, high = min(a for a, _ in spans), max(b for _, b in spans)
+        parts: list[list[float]] = []
+        for a, b in sorted(spans):  # touching spans are one part of the set
+            if parts and a <= parts[-1][1] + 1e-12:
+                parts[-1][1] = max(parts[-1][1], b)
+            else:
+                parts.append([a, b])
+        self.modes = len(parts)
+        self.fit = Fit(float(grid[i]), float(u[i]), float(v[i]), low, high, min(f.loc_low, low), max(f.loc_high, high))
+
+
+    def refit(self, whole: bool = False) -> None:
+        data = Pooled.of(self.rounds)
+        lo, hi = (0.0, math.pi / 2) if self.fit is None or whole else (self.fit.loc_low, self.fit.loc_high)
+        for _ in range(8):  # widen if the localisation set reaches the grid's edge
+            grid = np.linspace(lo, hi, GRID)
+            ll, _, _ = profile(grid, data, self.prior)
+            lr = 2 * (ll.max() - ll)
+            inside = np.flatnonzero(lr <= max(self.c_loc, self.c_final))  # the hull holds the interval too
+            step = (hi - lo) / (GRID - 1)
+            grow_lo = inside[0] == 0 and lo > 0
+            grow_hi = inside[-1] == GRID - 1 and hi < math.pi / 2
+            if not (grow_lo or grow_hi):
+                break
+            width = hi - lo
+            lo = max(0.0, lo - width) if grow_lo else lo
+            hi = min(math.pi / 2, hi + width) if grow_hi else hi
+        loc_lo = max(0.0, grid[inside[0]] - step)
+        loc_hi = min(math.pi / 2, grid[inside[-1]] + step)
+        fine = np.linspace(loc_lo, loc_hi, GRID)
+        ll, u, v = profile(fine, data, self.prior)
+        i = int(np.argmax(ll))
+        low, high = crossings(fine, 2 * (ll[i] - ll), self.c_final)
+        self.fit = Fit(float(fine[i]), float(u[i]), float(v[i]), low, high, loc_lo, loc_hi)
+        self._fine = (fine, ll, u, v)
+
+    def half_width(self) -> float:
+        f = self.fit
+        return 0.5 * (math.sin(f.high) ** 2 - math.sin(f.low) ** 2)
+
+    def _cached(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept until the fit or the rounds change (the loop, ``check`` and
+        ``result`` ask for the same tests of one fit)."""
+        key = (self.fit, len(self.rounds))
+        kept = self._tests.get(name)
+        if kept is None or kept[0][0] is not key[0] or kept[0][1] != key[1]:
+            kept = self._tests[name] = (key, compute())
+        return kept[1]
+
+    def gof(self) -> tuple[float, int, float]:
+        """(deviance, dof, p-value); dof 0 means untested (p = 1)."""
+        return self._cached("gof", self._gof)
+
+    def _gof(self) -> tuple[float, int, float]:
+        data = Pooled.of(self.rounds)
+        f = self.fit
+        dev = deviance(f.theta, f.u, f.v, data, self.prior)
+        dof = len(data.ks) - 1 - self.prior.free
+        return dev, dof, float(chdtrc(dof, dev)) if dof > 0 else 1.0
+
+    def rotation(self) -> tuple[float, float]:
+        """(score statistic, p-value) of the coherent over-rotation test (``rotation_score``);
+        untested (0, 1) until the data resolve delta to ``ROTATION_SD`` rad (sd): with less,
+        the asymptotic test false-alarmed (docs/mlae.md) and could not have seen any delta
+        that small anyway."""
+        return self._cached("rotation", self._rotation)
+
+    def _rotation(self) -> tuple[float, float]:
+        data = Pooled.of(self.rounds)
+        if len(data.ks) < 2:
+            return 0.0, 1.0
+        f = self.fit
+        stat, info = rotation_score(f.theta, f.u, f.v, data, self.prior)
+        if info < ROTATION_SD**-2:
+            return 0.0, 1.0
+        return stat, float(chdtrc(1, stat))
+
+    def rotation_reach(self) -> tuple[float, float, float]:
+        """(sd, detectable, shift): the sd (rad) with which all the data resolve an
+        over-rotation delta of every Grover step (expected efficient information at the fit,
+        ``rotation_information``), the delta the score test flags with probability
+        ``ROTATION_POWER`` at ``gof_level`` ((z_(1 - gof_level / 2) + z_power) sd), and the
+        shift of the fitted amplitude per radian of delta (linearised, amplitude units)."""
+        return self._cached("reach", self._rotation_reach)
+
+    def _rotation_reach(self) -> tuple[float, float, float]:
+        f = self.fit
+        ks, shots, scales = self.terms()
+        info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)
+        sd = info**-0.5 if info > 0 else math.inf
+        # above ROTATION_SD the test does not run (``rotation``): no delta is flagged at all
+        detectable = float(ndtri(1 - self.gof_level / 2) + ndtri(ROTATION_POWER)) * sd if sd <= ROTATION_SD else math.inf
+        return sd, detectable, math.sin(2 * f.theta) * dtheta
+
+    def model_fits(self) -> bool:
+        """Both tests pass at ``gof_level`` (tested at the end, in ``check``; ``loop`` stops
+        on a deviance p below ``IN_LOOP_SHARE`` gof_level)."""
+        level = self.gof_level
+        return self.gof()[2] >= level and self.rotation()[1] >= level
+
+    def widened(self, dev: float, dof: int) -> tuple[float, float]:
+        """Amplitude interval when the model does not fit (module docstring)."""
+        phi = max(1.0, dev / max(dof, 1))
+        # the dispersion-scaled region can reach past the localisation hull: profile over all theta
+        whole = np.linspace(0.0, math.pi / 2, GRID)
+        ll, _, _ = profile(whole, Pooled.of(self.rounds), self.prior)
+        low, high = crossings(whole, 2 * (ll.max() - ll) / phi, self.c_final)
+        a_low, a_high = math.sin(low) ** 2, math.sin(high) ** 2
+        s_low, s_high = shallow_interval(self.rounds, self.prior, self.alpha)
+        return min(a_low, s_low), max(a_high, s_high)
+
+
+def crossings(grid: np.ndarray, lr: np.ndarray, threshold: float) -> tuple[float, float]:
+    """Hull of {lr <= threshold} on the grid, its ends interpolated linearly."""
+    inside = np.flatnonzero(lr <= threshold)
+    i, j = int(inside[0]), int(inside[-1])
+
+    def cross(a: int, b: int) -> float:
+        la, lb = lr[a], lr[b]
+        t = 0.0 if lb == la else (threshold - la) / (lb - la)
+        return float(grid[a] + min(max(t, 0.0), 1.0) * (grid[b] - grid[a]))
+
+    low = float(grid[0]) if i == 0 else cross(i - 1, i)
+    high = float(grid[-1]) if j == len(grid) - 1 else cross(j + 1, j)
+    return low, high
+
+
+def shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
+    """Amplitude from the unfolded k = 0 rounds alone, readout inverted, A0 at its prior value."""
+    shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
+    ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
+    x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - 0.5
+    return min(1.0, max(0.0, 0.5 + x / prior.a0))
+
+
+
+def shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> tuple[float, float]:
+    """Amplitude interval from the k = 0 rounds alone: Clopper-Pearson on q_0, readout
+    inverted, A0 anywhere in [exp(log a0 - 3 sd), 1] (docs/mlae.md). This interval serves
+    when the decay model did not fit, so it does not trust the prior's sd below
+    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed). Folded k = 0 rounds (contrast
+    below A0) are left out."""
+    shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
+    ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
+    if shots == 0:
+        return 0.0, 1.0
+    q_low, q_high = clopper_pearson(ones_, shots, alpha)
+    g = prior.gain
+    ends = []
+    sd = 0.0 if prior.a0_sd == 0 else max(prior.a0_sd, FALLBACK_A0_SD)
+    a0_low = min(1.0, prior.a0 * math.exp(-3 * sd))
+    for q in (q_low, q_high):
+        x = (q - prior.p01) / g - 0.5  # A0 (a - 1/2)
+        for a0 in (a0_low, 1.0):
+            ends.append(min(1.0, max(0.0, 0.5 + x / a0)))
+    return min(ends), max(ends)
+
+
+
+def chi2_1_ppf(q: float) -> float:
+    """The q-quantile of chi-square with one degree of freedom (``scipy.stats.chi2.ppf(q, 1)``)."""
+    return float(2.0 * gammaincinv(0.5, q))

@@ -1,0 +1,158 @@
+"""The report of noise-aware MLAE: the Estimate, its diagnostics and its notes.
+
+Reachability, in reward units: ``reachable_half_width`` (reached with the calls spent),
+``calls_for_epsilon`` (honest calls the greedy design predicts under the expected
+information at the fit; None when not reachable) and ``epsilon_floor`` (0 when eps is
+reachable under a fitting model; else the half-width that ``MAX_CALLS`` more calls would
+leave, or the reached one when the model does not fit). The over-rotation diagnostics
+give the sd with which the data resolve a coherent error delta of every Grover step, the
+delta the score test flags with probability ``ROTATION_POWER``, and the first-order shift
+of the estimate per radian (White 1982's pseudo-true parameter). On a real device a note
+names an over-rotation the test cannot see that would move the estimate out of its interval.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from qbo.oracles.base import Oracle
+from qbo.qmc.base import to_estimate
+from qbo.qmc.mlae_design import Schedule
+from qbo.qmc.mlae_fit import ROTATION_POWER, ROTATION_SD, shallow_value
+from qbo.qmc.result import Estimate
+
+
+def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_device: bool) -> Estimate:
+    """The Estimate of a finished ``run``: its interval, widened when the model does not fit
+    (``ProfileFit.widened``), the reachability diagnostics and the notes; ``real_device``: the
+    target can carry a coherent error that no simulator injects (the over-rotation note)."""
+    f = run.fit
+    dev, dof, p = run.gof()
+    rot, p_rot = run.rotation()
+    deviance_fits, rotation_fits = p >= run.gof_level, p_rot >= run.gof_level
+    fits = deviance_fits and rotation_fits
+    a_low, a_high = math.sin(f.low) ** 2, math.sin(f.high) ** 2
+    method_note = "profile likelihood, chi2_1 at 1 - alpha" + (
+        ", nuisances A0, r maximised out" if run.prior.free else ", decay fixed at none"
+    ) + (f"; hull of {run.modes} modes" if run.modes > 1 else "")
+    value = math.sin(f.theta) ** 2
+    if not fits:
+        a_low, a_high = run.widened(dev, dof)
+        if not rotation_fits:  # the deep powers' phase is off: only the k = 0 counts are unbiased
+            value = shallow_value(run.rounds, run.prior)
+        value = min(max(value, a_low), a_high)
+        method_note += "; widened (model does not fit: dispersion-scaled, hull with the k=0 interval)"
+    sd, detectable, shift = run.rotation_reach()
+    widen = rotation_widening(sd, rot, shift, run.z) if fits and real_device else 0.0
+    if 0.0 < widen < math.inf:  # a real device can over-rotate: hold every delta the counts cannot exclude
+        a_low, a_high = max(0.0, a_low - widen), min(1.0, a_high + widen)
+        method_note += "; widened by the over-rotation of Q the counts cannot exclude"
+    reached = fits and 0.5 * (a_high - a_low) <= run.eps * (1 + 1e-9)
+    scale = oracle.high - oracle.low
+    diagnostics = reach_diagnostics(run, dev, dof, p, fits, method_note, scale, a_high - a_low)
+    finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
+    diagnostics.update(rotation_score=rot, rotation_p_value=p_rot, rotation_sd=finite(sd),
+                       rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale),
+                       rotation_widening=finite(widen * scale))
+    note = ""
+    if not fits:
+        why = []
+        if not deviance_fits:
+            why.append(f"deviance {dev:.1f} on {dof} dof, p={p:.2g}")
+        if not rotation_fits:
+            why.append(f"coherent over-rotation score {rot:.1f}, p={p_rot:.2g}")
+        note = (f"the decay model does not fit the counts ({'; '.join(why)}), e.g. a coherent error in Q; "
+                "the interval is widened to what the k=0 counts support, and it is not tight")
+    elif not reached:
+        calls = diagnostics["calls_for_epsilon"]
+        need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
+        note = (f"eps={run.cfg.epsilon} not reached ({run.stopped}); half-width "
+                f"{diagnostics['reachable_half_width']:.3g}; {need}")
+    moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
+    if fits and real_device and not widen < math.inf and moves < detectable:  # a real device can over-rotate
+        if math.isfinite(detectable):
+            flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the "
+                     f"counts resolve one to sd {sd:.2g} rad)")
+        elif math.isfinite(sd):
+            flags = (f"does not test for one: the counts resolve one only to sd {sd:.2g} rad and the test "
+                     f"runs from sd {ROTATION_SD} rad")
+        else:
+            flags = "cannot see one in these counts"
+        size = f"{moves:.2g} rad" if math.isfinite(shift) else "unknown size"
+        blind = (f"a coherent over-rotation of Q of {size} per Grover step would move the estimate out "
+                 f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
+                 "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
+        note = f"{note}; {blind}" if note else blind
+    if 0.0 < widen < math.inf:
+        held = widen / abs(shift)
+        wider = (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot "
+                 f"exclude (up to {held:.2g} rad per Grover step; the counts resolve one to sd {sd:.2g} rad), which "
+                 f"widens it by {widen * scale:.3g} each side; check rounds (--check-shots) resolve one better "
+                 "and Pauli twirling (--twirl) turns coherent two-qubit errors into the decay the model fits")
+        note = f"{note}; {wider}" if note else wider
+    method = "mlae" if run.scales == (1,) else "mlae+zne"
+    return to_estimate(
+        oracle, a_low, a_high, value, epsilon=run.cfg.epsilon, alpha=run.alpha,
+        rounds=tuple(run.rounds), wall_time=wall_time, method=method, target=target,
+        reached_epsilon=reached, note=note, diagnostics=diagnostics,
+    )
+
+
+def rotation_widening(sd: float, score: float, shift: float, z: float) -> float:
+    """How far (amplitude) an over-rotation delta of every Grover step that the counts cannot
+    exclude moves the estimate, to first order: |da/d delta| (|delta_hat| + z sd), with
+    |delta_hat| = sqrt(score) sd from the score statistic (Neyman's C(alpha), delta_hat ~
+    U / I, score U^2 / I) and sd = I^-1/2 (White 1982: the fit converges to the pseudo-true
+    theta shifted by da/d delta delta). Infinite when the counts do not resolve delta at all."""
+    if shift == 0.0:
+        return 0.0
+    if not (math.isfinite(sd) and math.isfinite(shift)):
+        return math.inf
+    return abs(shift) * sd * (math.sqrt(max(score, 0.0)) + z)
+
+
+def reach_diagnostics(
+    run: Schedule, dev: float, dof: int, p: float, fits: bool, method: str, scale: float, width: float
+) -> dict[str, Any]:
+    f, prior = run.fit, run.prior
+    half = 0.5 * width
+    calls_needed: float | None
+    if not fits:
+        calls_needed, floor, reachable = None, half * scale, half * scale
+    elif half <= run.eps:
+        calls_needed, floor, reachable = float(run.calls), 0.0, half * scale
+    else:
+        extra = run.calls_to_reach(run.eps)
+        calls_needed = None if extra is None else float(run.calls + extra)
+        floor = 0.0 if extra is not None and run.stopped != "unreachable" else run.floor() * scale
+        reachable = half * scale
+    return {
+        "interval_method": method,
+        "decay": "fit" if prior.free else "none",
+        "prior_source": prior.source,
+        "a0": math.exp(f.u), "r": math.exp(f.v),
+        "a0_prior": prior.a0, "r_prior": prior.r, "p01": prior.p01, "p10": prior.p10,
+        "deviance": dev, "dof": dof, "gof_p_value": p, "model_fits": fits,
+        "k_cap": run.k_cap(), "stopped": run.stopped, "modes": run.modes,
+        "check_rounds": [list(c) for c in run.checked],
+        "reachable_half_width": reachable,
+        "calls_for_epsilon": calls_needed,
+        "epsilon_floor": floor,
+        **fold_diagnostics(run),
+    }
+
+
+def fold_diagnostics(run: Schedule) -> dict[str, Any]:
+    """Which fold scales ran and the fold contrast model (empty without folds)."""
+    mitigation = run.cfg.mitigation
+    if mitigation is None:
+        return {}
+    b = run.prior.b
+    return {
+        "scales": list(run.scales), "mitigation": mitigation.name,
+        "fold_model": "per call, b = r" if b is None else "per block, b fixed",
+        "fold_b": b,
+        "folded_calls": sum(r.oracle_calls for r in run.rounds if r.scale > 1),
+        "readout": "inside the likelihood (confusion matrix); the counts are not readout-corrected",
+    }
