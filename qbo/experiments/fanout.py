@@ -194,7 +194,11 @@ def _client(workers: int, address: str | None, processes: bool) -> Iterator[Any]
             n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
             memory_limit=0, silence_logs=logging.ERROR,
         )
-    client = Client(cluster)
+        try:
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
     try:
         held.release()  # a Ctrl-C while the cluster started acts now
         yield client
