@@ -66,7 +66,7 @@ def test_the_probe_sees_a_heavy_import():
     assert out["code"] == 0 and "qiskit" in out["loaded"]
 
 
-@pytest.mark.parametrize("args, message", [
+BAD_OPTIONS = [
     (["estimate", "--target", "nope"], "error: unknown target 'nope', expected exact, aer"),
     (["estimate", "--target", "fake:"], "expected fake:BACKEND"),
     (["estimate", "--method", "nope"], "error: --method must be one of iae, mlae, mc, auto, got 'nope'"),
@@ -82,11 +82,39 @@ def test_the_probe_sees_a_heavy_import():
     (["run", "--accounting", "nope"], "error: --accounting must be one of honest, reference"),
     (["run", "--mitigation", "nope"], "error: --mitigation must be one of none, rem"),
     (["run", "--workers", "0"], "error: workers must be an integer >= 1, got 0"),
-])
-def test_bad_run_and_estimate_options_are_refused_before_qiskit_is_imported(args, message, tmp_path):
-    out = _probe([*args, "--out", str(tmp_path / "never")] if args[0] == "run" else args)
-    assert out["code"] == 2 and out["loaded"] == [], out
-    assert message in out["stderr"]
+]
+
+_MANY = """
+import contextlib, io, json, sys
+cases, heavy = json.loads(sys.argv[1]), set(json.loads(sys.argv[2]))
+from qbo.cli.app import main
+out = []
+for args in cases:
+    sys.argv = ["qbo", *args]
+    err = io.StringIO()
+    code = 0
+    with contextlib.redirect_stderr(err):
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code
+    out.append({"code": code, "stderr": err.getvalue(), "loaded": sorted({m.split(".")[0] for m in sys.modules} & heavy)})
+print("PROBE", json.dumps(out))
+"""
+
+
+def test_bad_run_and_estimate_options_are_refused_before_qiskit_is_imported(tmp_path):
+    """One interpreter refuses every case in turn (one start, not fifteen): after each, still
+    no heavy library is loaded."""
+    cases = [[*args, "--out", str(tmp_path / "never")] if args[0] == "run" else args for args, _ in BAD_OPTIONS]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _MANY, json.dumps(cases), json.dumps(HEAVY)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("PROBE ")]
+    assert line, done.stderr
+    for (args, message), out in zip(BAD_OPTIONS, json.loads(line[-1][6:]), strict=True):
+        assert out["code"] == 2 and out["loaded"] == [], (args, out)
+        assert message in out["stderr"] and len(out["stderr"].strip().splitlines()) == 1, (args, out)
     assert not (tmp_path / "never").exists()
 
 
