@@ -21,6 +21,7 @@ SHOTS_MAX = 10**7  # IAE shots per round
 BUDGET_MAX = 10**12  # oracle calls per unit
 TRIALS_MAX = 10**5
 SEED_MAX = 2**63 - 1
+WORKERS_MAX = 64  # --workers: local Dask worker processes (each imports qbo: ~0.3 GB)
 STAGES_WITHOUT_YES = 10**7  # predicted stage records (trials x algorithms x budget) before --yes is needed
 # Figures (qbo plot).
 DPI_MIN, DPI_MAX = 10, 1200  # --dpi; a 6.4 x 4.2 inch figure at 1200 dpi is 7680 x 5040 pixels

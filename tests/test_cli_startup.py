@@ -81,7 +81,8 @@ BAD_OPTIONS = [
     (["run", "--estimator", "nope"], "error: --estimator must be one of iae, mlae, mc, auto"),
     (["run", "--accounting", "nope"], "error: --accounting must be one of honest, reference"),
     (["run", "--mitigation", "nope"], "error: --mitigation must be one of none, rem"),
-    (["run", "--workers", "0"], "error: workers must be an integer >= 1, got 0"),
+    (["run", "--workers", "0"], "error: workers must be an integer from 1 to 64 (limit WORKERS_MAX), got 0"),
+    (["run", "--workers", "65"], "error: workers must be an integer from 1 to 64 (limit WORKERS_MAX), got 65"),
 ]
 
 _MANY = """

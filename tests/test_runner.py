@@ -29,7 +29,7 @@ def test_units_in_any_order_then_merge_equal_a_plain_run(tmp_path):
     prepare(SMALL, out).release()  # claimed, as run_fanned_out does
     for unit in reversed(units(SMALL)):  # as a worker pool might finish them
         run_unit(SMALL, unit, out)
-    journals = {p.name: p.read_bytes() for p in (out / "units").iterdir()}
+    journals = {p.name: p.read_bytes() for p in (out / "units").glob("*.jsonl")}
     assert sorted(journals) == sorted(f"{u.key}.jsonl" for u in units(SMALL))
     merge(SMALL, out)
     assert files(out) == files(tmp_path / "plain")

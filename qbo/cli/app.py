@@ -36,8 +36,14 @@ def main() -> None:
     anything that escapes a command's own boundary goes through the same one (qbo.cli.errors)."""
     import sys
 
+    from qbo.files import Interrupted, interruptible
+
     try:
-        code = app(standalone_mode=False)
+        with interruptible():  # SIGINT/SIGTERM: Interrupted, never inside a journal or file write
+            code = app(standalone_mode=False)
+    except Interrupted as exc:  # what was written is complete (`qbo run` says how to resume)
+        typer.echo(exc.note, err=True)
+        sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from qbo.errors import BadInput
-from qbo.limits import BUDGET_MAX, SEED_MAX, TRIALS_MAX, check_int
+from qbo.limits import BUDGET_MAX, SEED_MAX, TRIALS_MAX, WORKERS_MAX, check_int
 
 # Kept equal to the registries by tests/test_cli_startup.py.
 POLICY_NAMES = (
@@ -90,8 +90,8 @@ def check_run_options(
         check_int(trials, "--trials", 1, TRIALS_MAX, "TRIALS_MAX")
     if seed is not None:
         check_int(seed, "--seed", 0, SEED_MAX, "SEED_MAX")
-    if workers is not None and workers < 1:  # as qbo.experiments.fanout says it
-        raise BadInput(f"workers must be an integer >= 1, got {workers!r}")
+    if workers is not None and not 1 <= workers <= WORKERS_MAX:  # as qbo.experiments.fanout says it
+        raise BadInput(f"workers must be an integer from 1 to {WORKERS_MAX} (limit WORKERS_MAX), got {workers!r}")
     if target is not None:
         check_target(target)
     if estimator is not None:

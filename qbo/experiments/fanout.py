@@ -45,6 +45,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from qbo.errors import BadInput
+from qbo.files import Interrupted
+from qbo.limits import WORKERS_MAX
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.figure import Painter
@@ -70,8 +73,8 @@ def parse_scheduler(address: str) -> str:
 
 
 def check_workers(workers: Any) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= WORKERS_MAX:
+        raise BadInput(f"workers must be an integer from 1 to {WORKERS_MAX} (limit WORKERS_MAX), got {workers!r}")
     return workers
 
 
@@ -202,7 +205,7 @@ def _client(workers: int, address: str | None, processes: bool) -> Iterator[Any]
     try:
         held.release()  # a Ctrl-C while the cluster started acts now
         yield client
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):  # Ctrl-C, SIGTERM (qbo.files.interruptible)
         _stop_now(client, cluster)
         raise
     except BaseException:
@@ -216,32 +219,38 @@ class _Held:
     """A Ctrl-C noted while the local cluster starts (``_interrupts_held``)."""
 
     def __init__(self) -> None:
-        self.interrupted = False
+        self.signum: int | None = None
+        self.handler: Any = None  # SIGINT's handler before the hold, which the noted signal goes to
 
     def note(self, signum: int, frame: Any) -> None:
-        self.interrupted = True
+        self.signum = signum
 
     def release(self) -> None:
-        if self.interrupted:
-            self.interrupted = False
-            raise KeyboardInterrupt
+        """Deliver a noted SIGINT to the handler it would have met (KeyboardInterrupt, or
+        ``qbo.files.Interrupted`` under ``interruptible``)."""
+        signum, self.signum = self.signum, None
+        if signum is not None and callable(self.handler):
+            self.handler(signum, None)
 
 
 @contextmanager
 def _interrupts_held() -> Iterator[_Held]:
     """While the worker processes fork, SIGINT only notes that it came (``_Held.release``
-    raises it later): the workers inherit that handler, so a Ctrl-C sent to the whole process
-    group leaves them to this process (which kills them, ``_stop_now``) instead of spilling a
-    KeyboardInterrupt traceback each. Off the main thread (no signal handlers there), as is."""
+    delivers it later) and SIGTERM has its default action: the workers inherit both, so a
+    Ctrl-C sent to the whole process group leaves them to this process (which kills them,
+    ``_stop_now``) instead of spilling a traceback each, and Dask can still terminate them.
+    Off the main thread (no signal handlers there), as is."""
     held = _Held()
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
-    previous = signal.signal(signal.SIGINT, held.note)
+    held.handler = signal.signal(signal.SIGINT, held.note)
+    term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         yield held
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, held.handler)
+        signal.signal(signal.SIGTERM, term)
 
 
 def _stop_now(client: Any, cluster: Any) -> None:

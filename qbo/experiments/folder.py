@@ -53,8 +53,8 @@ from typing import Any
 
 from qbo.errors import BadFile, BadInput, RunFolderConflict
 from qbo.experiments.config import ExperimentConfig, load_config
-from qbo.experiments.journal import UnitJournal, verify_stages
-from qbo.files import fsync_folder, json_object, write_text_atomic
+from qbo.experiments.journal import STARTED, UnitJournal, verify_stages
+from qbo.files import fsync_folder, json_object, read_lines, write_text_atomic
 from qbo.noise import Snapshot
 
 FORMAT = 1
@@ -185,6 +185,7 @@ def claim_run_folder(folder: str | os.PathLike, config: ExperimentConfig) -> Run
     try:
         if (folder / MARKER).exists():
             verify_run_folder(folder, config)
+            check_units(folder, config)
         else:
             write_text_atomic(folder / "config.toml", config.to_toml())
             _write_marker(folder, config)
@@ -237,7 +238,29 @@ def open_run_folder(folder: str | os.PathLike) -> ExperimentConfig:
         raise BadFile(f"'{folder / 'units'}' is not a folder; the run folder is damaged")
     for path in sorted((folder / "units").glob("*.jsonl")):  # read-only, so a refusal changes nothing
         UnitJournal(path, config_hash(config)).check()
+    check_units(folder, config)
     return config
+
+
+def check_units(folder: str | os.PathLike, config: ExperimentConfig) -> None:
+    """Refuse an unfinished run whose started unit (``units/.started``) lost its journal:
+    recomputing it would hide the damage (its records are gone, not torn)."""
+    units = Path(folder) / UNITS
+    listed = units / STARTED
+    if finished(folder) is not None or not listed.is_file():
+        return
+    keys = set(unit_keys(config))
+    for n, entry in enumerate(read_lines(listed), 1):
+        key = entry.get("unit")
+        if not isinstance(key, str) or key not in keys:
+            raise BadFile(f"'{listed}' line {n} names no unit of this run ({_shown(key)}); the run folder is damaged")
+        if not (units / f"{key}.jsonl").is_file():
+            raise BadFile(f"'{units / key}.jsonl' is missing, but unit {key} was started ('{listed}' line {n}): its "
+                          "records are lost; restore the journal or start afresh")
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value)[:40]
 
 
 def verify_run_folder(folder: Path, config: ExperimentConfig) -> None:
