@@ -254,8 +254,12 @@ def check_units(folder: str | os.PathLike, config: ExperimentConfig) -> None:
         key = entry.get("unit")
         if not isinstance(key, str) or key not in keys:
             raise BadFile(f"'{listed}' line {n} names no unit of this run ({_shown(key)}); the run folder is damaged")
-        if not (units / f"{key}.jsonl").is_file():
-            raise BadFile(f"'{units / key}.jsonl' is missing, but unit {key} was started ('{listed}' line {n}): its "
+        journal = units / f"{key}.jsonl"
+        if not journal.is_file():
+            raise BadFile(f"'{journal}' is missing, but unit {key} was started ('{listed}' line {n}): its "
+                          "records are lost; restore the journal or start afresh")
+        if journal.stat().st_size == 0:  # listed only after its first lines were fsynced (journal.UnitJournal._write)
+            raise BadFile(f"'{journal}' is empty, but unit {key} was started ('{listed}' line {n}): its "
                           "records are lost; restore the journal or start afresh")
 
 

@@ -78,6 +78,7 @@ from qbo.experiments.folder import (
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
 from qbo.experiments.plot import regret_png, save_png
+from qbo.experiments.records import EXPLOIT, told
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
@@ -394,15 +395,16 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
     lines = replay.records
     for line in lines:
         clock.replay(line)
-        if line["method"] != "exploit":
-            resume = ResumableState.from_json(line["qmc"]) if line.get("qmc") is not None else None
-            query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None), resume=resume)
-            policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"),
-                        elapsed=line.get("elapsed"), calls=line["honest_calls"])
+        stage = told(line)
+        if stage.method != EXPLOIT:
+            resume = ResumableState.from_json(stage.qmc) if stage.qmc is not None else None
+            query = Query(stage.arm, stage.eps, getattr(policy, "alpha", None), resume=resume)
+            policy.tell(query, stage.estimate, epsilon=stage.weight_eps, elapsed=stage.elapsed,
+                        calls=stage.honest_calls)
     if not lines:
         return Progress()
     if replay.state is None or "rng" not in replay.state:
         raise BadFile("a journal holds stages but no checkpoint of the random state; start the run afresh")
     rng.bit_generator.state = replay.state["rng"]
-    last = lines[-1]
-    return Progress(stage=last["stage"], calls=last["cum_calls"], regret=last["cum_regret"])
+    last = told(lines[-1])
+    return Progress(stage=last.stage, calls=last.cum_calls, regret=last.cum_regret)
