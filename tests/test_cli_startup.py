@@ -69,7 +69,7 @@ def test_the_probe_sees_a_heavy_import():
 BAD_OPTIONS = [
     (["estimate", "--target", "nope"], "error: unknown target 'nope', expected exact, aer"),
     (["estimate", "--target", "fake:"], "expected fake:BACKEND"),
-    (["estimate", "--method", "nope"], "error: --method must be one of iae, mlae, mc, auto, got 'nope'"),
+    (["estimate", "--method", "nope"], "error: --method must be one of iae, mlae, mc, lrae, auto, got 'nope'"),
     (["estimate", "--mitigation", "nope"], "error: --mitigation must be one of none, rem"),
     (["run", "--trials", "0"], "error: --trials must be an integer in [1, "),
     (["run", "--budget", "0"], "error: --budget must be an integer in [1, "),
@@ -78,7 +78,7 @@ BAD_OPTIONS = [
     (["run", "--algorithms", ","], "error: --algorithms must name at least one policy"),
     (["run", "--problem", "nope"], "error: --problem must be one of synthetic-bernoulli"),
     (["run", "--target", "aer:"], "error: target 'aer:': expected aer:CALIBRATION"),
-    (["run", "--estimator", "nope"], "error: --estimator must be one of iae, mlae, mc, auto"),
+    (["run", "--estimator", "nope"], "error: --estimator must be one of iae, mlae, mc, lrae, auto"),
     (["run", "--accounting", "nope"], "error: --accounting must be one of honest, reference"),
     (["run", "--mitigation", "nope"], "error: --mitigation must be one of none, rem"),
     (["run", "--workers", "0"], "error: workers must be an integer from 1 to 64 (limit WORKERS_MAX), got 0"),

@@ -24,7 +24,7 @@ PROBLEM_NAMES = (
     "berkenkamp-bernoulli", "michalewicz-gaussian", "michalewicz-bernoulli", "synthetic-bernoulli-centred",
     "synthetic-bernoulli-top", "tv-synthetic",
 )  # qbo.problems.registry.ALL_PROBLEMS
-METHODS = ("iae", "mlae", "mc", "auto")  # qbo.qmc.METHODS
+METHODS = ("iae", "mlae", "mc", "lrae", "auto")  # qbo.qmc.METHODS
 MITIGATIONS = ("none", "rem", "zne", "zne+rem")  # qbo.mitigation.NAMES
 ACCOUNTINGS = ("honest", "reference")  # qbo.experiments.accounting.ACCOUNTINGS
 
