@@ -63,6 +63,7 @@ from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
 USABLE_PAD = 0.25
+MIN_SAMPLING = 1 / 64  # smallest sampling half-width an out-of-reach IAE aims at for a width <= 1/2
 
 
 @caches.lru(maxsize=1 << 14)
@@ -255,12 +256,19 @@ def _best_bound(pads: Sequence[float], bounds: Sequence[float]) -> float:
 
 
 def aim_half_width(bound: float, fraction: float) -> float:
-    """The padded half-width a capped IAE aims at when eps is out of reach (unit scale):
-    ``bound / fraction`` (sampling half-width bound (1 - fraction) / fraction, as k_max leaves),
-    but never past the midpoint between the bound and 1/2, so that a bias bound of 1/4 or more
-    still leaves sampling to do: IAE never stops after 0 calls while the bound is below 1/2
-    (chasing eps itself would spend up to MAX_SHOTS a round for nothing)."""
-    return min(bound / fraction, bound + 0.5 * (0.5 - bound)) if bound < 0.5 else 0.5
+    """The padded half-width a capped IAE aims at when eps is out of reach (unit scale, issue 24
+    item 3): ``bound / fraction`` (sampling half-width bound (1 - fraction) / fraction, as k_max
+    leaves) while that is at most 1/4; past it, 1/4 (an interval at most 1/2 wide) while the
+    sampling share left, 1/4 - bound, is at least ``MIN_SAMPLING`` (a k = 0 round of at most about
+    4,000 shots at alpha 0.05); past that, midway between the bound and 1/2, so that IAE still has
+    sampling to do and never stops after 0 calls while the bound is below 1/2 (chasing eps
+    itself would spend up to MAX_SHOTS a round for nothing)."""
+    if bound >= 0.5:
+        return 0.5
+    aim = bound / fraction
+    if aim <= 0.25:
+        return aim
+    return 0.25 if bound <= 0.25 - MIN_SAMPLING else bound + 0.5 * (0.5 - bound)
 
 
 def reachability(
