@@ -22,6 +22,9 @@ Sections (``--sections``, all by default):
   the unit generator's state after it.  With ``--reference TREE`` (another checkout, e.g. the
   main branch) each of ``--repeats`` rounds runs the loop in a child process on TREE and then
   on this tree, so that both see the same load; the hashes say whether results are identical.
+* ``scale``: each classical learner with a compiled loop at T = 1e4, 1e5, 1e6 (``--horizons``)
+  on the centred problem against a compiled reference written in bench/scale.py: CPU
+  seconds, peak RSS and bytes on disk a call (bench/scale.py says how);
 * ``cost``: IAE's cost model alone: ``expected_calls`` of every distinct (configuration, eps)
   that the stage loop above asks for (collected once on this tree), all computed from empty
   caches, ``--cost-passes`` times per child process, with ``--reference`` and ``--repeats``
@@ -233,18 +236,14 @@ def cost_collect(trials: int, path: str) -> None:
 
 
 def _empty_caches(iae: ModuleType) -> None:
-    """Empty qbo's process-wide caches (``qbo.caches``). A reference tree from before that
-    registry, and this tree's IAE until its lru caches register (the IAE split of issue 20),
-    are emptied by hand."""
+    """Empty qbo's process-wide caches through their registry (``qbo.caches``); a reference
+    tree from before the registry cannot be measured by this section (it would need its
+    private names)."""
     try:
         from qbo import caches
-    except ImportError:  # a reference tree
-        iae._COSTS._values.clear()
-    else:
-        caches.clear()
-    for cached in vars(iae).values():  # residue: remove once qbo.qmc.iae uses qbo.caches.lru
-        if hasattr(cached, "cache_info"):  # functools' lru wrappers
-            cached.cache_clear()
+    except ImportError:
+        sys.exit("bench/speed.py: the cost section needs a reference tree with qbo.caches (main after f31ae54)")
+    caches.clear()
 
 
 def cost_child(path: str, passes: int) -> None:
@@ -345,6 +344,7 @@ def main() -> None:
     parser.add_argument("--cost-passes", type=int, default=3, help="passes of a cost child")
     parser.add_argument("--cost-collect", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cost-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--horizons", default="1e4,1e5,1e6", help="horizons of the scale section")
     parser.add_argument("--blas-threads", type=int, default=None, help="pin BLAS threads (default: the library's)")
     args = parser.parse_args()
     if args.blas_threads is not None:  # before numpy is imported (this script imports it lazily)
@@ -366,6 +366,12 @@ def main() -> None:
     print(f"machine: {_machine()}; BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; "
           f"qbo byte-compiled: {'yes' if compiled else 'failed'}")
     started = time.perf_counter()
+    if "scale" in sections:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from scale import LEARNERS, scale  # the section's children run bench/scale.py
+
+        print("\n== scale: classical learners, one trial each, centred problem (spread 0.01, 20 arms) ==")
+        scale(list(LEARNERS), [int(float(h)) for h in args.horizons.split(",")])
     if "default" in sections:
         default_experiment(args.trials)
     if "arms" in sections:

@@ -9,30 +9,111 @@
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
   the next append cuts it off first, and ``read_lines`` skips it. Any other line that is
   not a JSON object is damage: ``read_lines`` refuses it (``BadFile``, naming the line).
+- ``uninterrupted`` and ``interruptible`` (issue 25): under ``interruptible`` (the CLI's
+  entry point), SIGINT and SIGTERM raise ``Interrupted`` in the main thread, but never inside
+  a ``with uninterrupted:`` block: a signal there is held until the block ends, so a write and
+  the bookkeeping of what it wrote happen together or not at all. Only the first signal
+  raises; later ones are absorbed, so the clean-up it starts (journals cut back to their last
+  commit, the run folder's lock released) runs to its end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from qbo.errors import BadFile, BadInput
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (under ``interruptible``); ``exit_code`` is 128 + the signal,
+    ``note`` the one line to print. Not a KeyboardInterrupt, which command-line frameworks
+    turn into a bare exit code."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.exit_code = 128 + signum
+        self.note = "interrupted"
+
+
+class _Deferral:
+    """``with uninterrupted:``: SIGINT and SIGTERM wait for the end of the block (nestable)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: int | None = None  # a signal held until the outermost block ends
+        self.raised = False  # Interrupted was raised once; later signals are absorbed
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.pending is not None and not self.raised:
+            self.raised = True
+            raise Interrupted(self.pending)
+
+    def handle(self, signum: int, frame: object) -> None:
+        if self.raised:
+            return
+        if self.depth:
+            self.pending = signum
+            return
+        self.raised = True
+        raise Interrupted(signum)
+
+
+uninterrupted = _Deferral()
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def interruptible(final: bool = False) -> Iterator[None]:
+    """SIGINT and SIGTERM raise ``Interrupted`` (outside ``uninterrupted`` blocks) while the
+    context is open; the previous handlers come back after it. In the main thread only.
+
+    ``final``: the context is the whole life of the process (the ``qbo`` command): on leaving
+    it the signals are ignored instead, so one landing while the interpreter shuts down cannot
+    kill a process whose work is complete or already cut back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if final else handler)
+        uninterrupted.pending, uninterrupted.raised = None, False
+
+
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Replace ``path`` with ``data`` atomically (permissions as for a new file)."""
+    with uninterrupted:
+        return _write_bytes_atomic(path, data)
+
+
+def _write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     path = check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            write_all(fd, data, path)
+            os.fsync(fd)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+        finally:
+            os.close(fd)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
@@ -93,18 +174,30 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
     data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    with uninterrupted:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: cut it off
+                os.ftruncate(fd, _whole_lines(fd, size))
+            write_all(fd, data, path)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if fsync and created:
+            fsync_folder(path.parent)
+
+
+def write_all(fd: int, data: bytes, path: str | os.PathLike) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write part of a large buffer); an
+    OSError names ``path`` (a full disk says which file it could not write)."""
+    view = memoryview(data)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: cut it off
-            os.ftruncate(fd, _whole_lines(fd, size))
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    if fsync and created:
-        fsync_folder(path.parent)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
 
 
 def json_object(raw: bytes | str, where: str, invalid: str = "", not_object: str = "") -> dict[str, Any]:
@@ -122,6 +215,11 @@ def json_object(raw: bytes | str, where: str, invalid: str = "", not_object: str
 def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Every JSON-object line of ``path``, in order. A torn last line (no newline after it) is
     skipped; any other line that is not a JSON object raises ``BadFile`` naming the line."""
+    return [entry for _, entry in numbered_lines(path)]
+
+
+def numbered_lines(path: str | os.PathLike) -> list[tuple[int, dict[str, Any]]]:
+    """``read_lines`` with each object's line number (1-based), for messages that name it."""
     path = Path(path)
     if not path.exists():
         return []
@@ -133,7 +231,7 @@ def read_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
     for n, chunk in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], 1):
         if not chunk.strip():
             continue
-        out.append(json_object(chunk, f"'{path}' line {n}", " (damaged, not a torn last line)"))
+        out.append((n, json_object(chunk, f"'{path}' line {n}", " (damaged, not a torn last line)")))
     return out
 
 

@@ -1,24 +1,16 @@
 """Classical sampling of an oracle: one shot of A (k = 0), one oracle call, one reward.
 
-This is what a classical learner (GP-UCB, LinUCB, Monte Carlo) sees: a sample y ~ P_x.
-For an oracle with an outcome register (Eq. (2) of the Q-BO seed) the shot measures the
-register and reads the reward value of the outcome; otherwise it reads the objective qubit
-and reports ``low`` or ``high``. Both are unbiased for the oracle's mean.
+This is what a classical learner (GP-UCB, LinUCB, Monte Carlo) sees: a sample y ~ P_x. With
+an outcome register (Eq. (2) of the Q-BO seed) the shot reads the outcome's reward value;
+otherwise the objective qubit gives ``low`` or ``high``. Both are unbiased for the mean.
 
-Speed. A classical policy asks one sample per stage, and the next arm depends on it, so
-stages cannot share one draw. On the exact target a sample is instead drawn without a
-circuit run or counts: the oracle's outcome distribution is computed once (cached) and
-the executor's generator makes the very call ``ExactExecutor.run`` would make,
-``multinomial(shots, p)`` with the same p. Samples and the generator's state are
-therefore identical to the general path, which every other executor (and any subclass
-of ``ExactExecutor``) still takes. (A numpy multinomial of one shot costs about 1 us, as
-much as one hand-written inversion draw, so nothing is gained by rewriting it.)
-
-``classical_sampler`` binds that work to one (executor, oracle) pair once, for a stage loop
-that draws one sample per stage. For a two-outcome oracle on the exact target it draws
-``binomial(1, p_0)``: numpy's ``multinomial(1, (p_0, p_1))`` is exactly one such binomial
-draw (the same C routine, the same p, the same generator state after it), so samples and
-streams are again those of ``classical_samples`` (tests/test_sampling.py checks it).
+On the exact target a sample skips the circuit run: the oracle's outcome distribution is
+computed once (cached) and the executor's generator makes the very call
+``ExactExecutor.run`` would make, ``multinomial(shots, p)``, so samples and generator state
+are those of the general path that every other executor takes. ``classical_sampler`` binds
+this to one (executor, oracle) pair for a stage loop; for a two-outcome oracle it draws
+``binomial(1, p_0)``, which is numpy's ``multinomial(1, (p_0, p_1))`` draw for draw
+(tests/test_sampling.py).
 """
 
 from __future__ import annotations
@@ -80,6 +72,18 @@ def classical_sampler(executor: Executor, oracle: Oracle) -> Callable[[], float]
         return lambda: float(values[executor.rng.multinomial(1, pvals).argmax()])
     p_first, first, second = float(pvals[0]), float(values[0]), float(values[1])
     return lambda: first if executor.rng.binomial(1, p_first) else second
+
+
+def two_outcome_table(executor: Executor, oracle: Oracle) -> tuple[float, float, float] | None:
+    """(P(first outcome), first, second) of one classical sample of ``oracle`` where
+    ``classical_sampler`` draws it as ``first if rng.binomial(1, p) else second`` (qbo's exact
+    executor and an oracle of two outcomes); None elsewhere."""
+    if not _exact(executor):
+        return None
+    pvals, values = _exact_table(oracle)
+    if pvals.shape[0] != 2:
+        return None
+    return float(pvals[0]), float(values[0]), float(values[1])
 
 
 def _exact(executor: Executor) -> bool:

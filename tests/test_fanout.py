@@ -145,3 +145,14 @@ def test_fan_out_keeps_job_order_on_two_workers():
     from qbo.experiments.fanout import fan_out
 
     assert fan_out(_square, list(range(7)), workers=2, processes=False) == [x * x for x in range(7)]
+
+
+@pytest.mark.parametrize("workers", [0, -1, 65, 100000, True, 2.0, "2"])
+def test_workers_outside_their_limit_are_bad_input(workers):
+    from qbo.errors import BadInput
+    from qbo.experiments.fanout import check_workers
+    from qbo.limits import WORKERS_MAX
+
+    assert check_workers(WORKERS_MAX) == WORKERS_MAX and check_workers(1) == 1
+    with pytest.raises(BadInput, match="limit WORKERS_MAX"):
+        check_workers(workers)

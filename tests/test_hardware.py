@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import socket
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from qbo.execution import make_executor, runtime
+from qbo.execution import connection, make_executor, runtime
 from tests.support.faults import (
     CRASH_EXIT, ExactConnection, FaultPlan, FaultyConnection, SimulatedCrash, pin_as_submit_does,
 )
@@ -476,6 +477,38 @@ def test_hard_crash_in_a_subprocess_then_cli_resume(tmp_path, ibm, crash, journa
 
 
 @pytest.mark.slow
+def test_kill_9_between_intent_and_submitted_then_jobs_resume_finds_the_job_by_its_tag(tmp_path, ibm):
+    """SIGKILL right after the service accepted request 12, before its ``submitted`` line: the
+    journal ends in that request's ``intent``; ``qbo jobs resume`` (after the service has
+    indexed the job) finds it by its tag and uses it: the service never runs it twice."""
+    clean, clean_jobs = clean_run(tmp_path)
+    out = tmp_path / "run"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_hardware as t
+        from qbo.execution import runtime
+        from tests.support.faults import ExactConnection, FaultPlan, FaultyConnection
+        conn = FaultyConnection(ExactConnection(store={str(tmp_path / "server")!r}), FaultPlan(crash_on_submit=12, kill=True))
+        runtime.connect = lambda kind: conn
+        result = t.invoke("submit", {str(toml_config(tmp_path))!r}, "--backend", "ibm:ibm_test", "--out", {str(out)!r}, "--yes")
+        sys.exit(result.exit_code)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    entries = JobJournal.in_run_dir(out).read()
+    last = entries[-1]
+    assert last["event"] == "intent" and len(submissions(out)) == 12
+    assert ibm.fake.jobs_tagged(last["fingerprint"]) == 1  # the service has the job; the journal has no id for it
+    resumed = invoke("jobs", "resume", out)
+    assert resumed.exit_code == 0, resumed.output
+    found = [e for e in JobJournal.in_run_dir(out).read() if e["fingerprint"] == last["fingerprint"]]
+    assert [e["event"] for e in found] == ["intent", "submitted", "done"] and found[1]["via"] == "tag"
+    assert ibm.fake.jobs_tagged(last["fingerprint"]) == 1  # not resubmitted
+    assert files(out) == files(clean) and len(once_per_fingerprint(ibm, out)) == clean_jobs
+
+
+@pytest.mark.slow
 def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     """executor_sampler.Sampler in local mode: a transient error, real timeouts, a crash, a resume.
 
@@ -526,8 +559,8 @@ def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, of
         invoke("calibrations", "pull", "--backend", "ibm:ibm_test", "--out", tmp_path / "snap.json"),
         invoke("backends", "--timeout", "30"),
     ]
-    one_line_exit(failed[0], 2, "cannot connect to IBM Quantum")
-    one_line_exit(failed[1], 2, "cannot connect to IBM Quantum")
+    one_line_exit(failed[0], 2, "cannot reach IBM Quantum: the network or its DNS is unreachable")
+    one_line_exit(failed[1], 2, "cannot reach IBM Quantum: the network or its DNS is unreachable")
     assert failed[2].exit_code == 0 and "# ibm: none reachable" in failed[2].stdout
     texts = [r.stdout + r.stderr for r in results + failed] + [caplog.text]
     texts += [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()]
@@ -698,7 +731,7 @@ def test_local_mode_builds_each_fake_backends_simulator_once_with_the_same_count
     original = AerSimulator.from_backend.__func__
     monkeypatch.setattr(AerSimulator, "from_backend",
                         classmethod(lambda cls, backend, **kw: built.append(backend.name) or original(cls, backend, **kw)))
-    monkeypatch.setattr(runtime, "_SIMULATORS", {})
+    monkeypatch.setattr(connection, "_SIMULATORS", {})
     cached = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=5, mode=mode)
     counts = [cached.run(circuits(k), [200])[0] for k in (0, 1, 2)]
     cached.close()

@@ -22,6 +22,13 @@ from tests.support.crash import crash_at_append
 FILES = ("stages.jsonl", "summary.csv", "regret.png", "config.toml")
 
 
+@pytest.fixture
+def full(monkeypatch):
+    """Units with a record a call: gp-ucb on the exact target is otherwise a compact unit
+    (qbo.experiments.compact), which runs its own compiled loop instead of a lockstep."""
+    monkeypatch.setattr(runner, "compact_unit", lambda *args, **kwargs: None)
+
+
 def _posterior(rng: np.random.Generator, m: int, lam: float) -> ArmPosterior:
     arms = rng.uniform(size=(m, 2))
     return ArmPosterior.from_kernel(make_kernel("se", float(rng.uniform(0.1, 1.0)), 1.0), arms, lam)
@@ -146,7 +153,7 @@ def test_lockstep_groups_gather_the_gp_ucb_trials_and_leave_the_rest_alone(monke
     assert all(len(g) == 1 for g in lockstep_groups(CONFIG))
 
 
-def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monkeypatch):
+def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monkeypatch, full):
     run_experiment(QUICK, tmp_path / "together")
     monkeypatch.setattr(runner, "LOCKSTEP_BYTES", 1)
     run_experiment(QUICK, tmp_path / "alone")
@@ -155,7 +162,7 @@ def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monke
 
 @pytest.mark.slow  # a checkpoint (fsync) per stage
 @pytest.mark.parametrize("crash_at, apart", [(901, True), (1200, False)])  # the gp-ucb units at different stages, or at one
-def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypatch, crash_at, apart):
+def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypatch, crash_at, apart, full):
     run_experiment(CONFIG, tmp_path / "clean")
     monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)  # a checkpoint after every stage
     crash_at_append(monkeypatch, CONFIG, tmp_path / "crashed", crash_at)
@@ -166,7 +173,7 @@ def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypat
     assert _files(tmp_path / "crashed") == _files(tmp_path / "clean")
 
 
-def test_a_group_of_b_journals_commits_every_b_flush_periods(tmp_path, monkeypatch):
+def test_a_group_of_b_journals_commits_every_b_flush_periods(tmp_path, monkeypatch, full):
     """B journals stepping together, each committing every period, would fsync B times as
     often as one unit run alone: each commits every B periods instead."""
     made = []

@@ -214,6 +214,11 @@ class PolicyBase:
             "history": [dict(h) for h in self._history],
         }
 
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (a ``qbo.algorithms.compiled.Stepper``),
+        or None where it has none (the default)."""
+        return None
+
     def replay(self, history: list[dict[str, Any]]) -> None:
         """Re-apply a recorded list of tells (from ``state_dict()["history"]``)."""
         for h in history:

@@ -9,12 +9,19 @@ kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), p_i the mean of arm i's rewards 
 [0, 1] by the window (``low``, ``high``). Garivier & Cappé prove their regret bound for
 c = 3 and recommend c = 0 in practice (Sec. 6); ``c`` defaults to 0. The root is found by
 Newton's method in logit(q) from the Pinsker bound p + sqrt(d / (2 n)) >= U (``kl_upper``).
+
+The policy computes its index with ``qbo.algorithms.kl_ucb_kernel.kl_index``, the same Newton iteration over scalars, which
+``stepper()`` runs as one compiled loop (``qbo.algorithms.compiled``). It uses libm's log
+where ``kl_upper`` uses numpy's vectorised log, which differs from libm in the last bit for
+some inputs: the two agree to about 1e-15 but not always bit for bit, so a run may pick a
+different arm where two indices tie to that precision (docs/bandits.md).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import expit, logit
@@ -82,15 +89,11 @@ class KLUCB(PolicyBase):
         self.total = np.zeros(self.num_arms)
 
     def index(self, t: int) -> np.ndarray:
-        """U_i(t) for every played arm (+inf for unplayed ones)."""
-        played = self.n > 0
-        out = np.full(self.num_arms, np.inf)
-        if not played.any():
-            return out
-        log_t = math.log(max(t, 1))
-        d = log_t + (self.config.c * math.log(log_t) if log_t > 1 else 0.0)
-        p = self.total[played] / self.n[played]
-        out[played] = kl_upper(p, max(d, 0.0) / self.n[played])
+        """U_i(t) for every played arm (+inf for unplayed ones), by ``kl_index``."""
+        from qbo.algorithms.kl_ucb_kernel import kl_index  # numba is imported where it is used
+
+        out = np.empty(self.num_arms)
+        kl_index(t, self.config.c, self.n, self.total, out, np.empty(self.num_arms), np.empty(self.num_arms))
         return out
 
     def recommend(self) -> int:
@@ -105,3 +108,9 @@ class KLUCB(PolicyBase):
         cfg = self.config
         self.n[arm] += 1
         self.total[arm] += min(1.0, max(0.0, (value - cfg.low) / (cfg.high - cfg.low)))
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.kl_ucb_kernel``)."""
+        from qbo.algorithms.kl_ucb_kernel import KLUCBStepper  # numba is imported where it is used
+
+        return KLUCBStepper(self)

@@ -13,6 +13,9 @@ Two conjugate models, per arm:
 Randomness: one generator seeded with ``seed``, advanced once per round (``ask``); ``tell``
 draws first when no ask was pending, so replaying tells (``restore_policy``) reproduces the
 same stream.
+
+``stepper()`` runs the same rounds as one compiled loop (``qbo.algorithms.compiled``): the
+same draws in the same order (a vector ``rng.beta`` draws arm by arm), so the same arms.
 """
 
 from __future__ import annotations
@@ -108,3 +111,9 @@ class Thompson(RandomisedPolicy):
             value = min(1.0, max(0.0, (value - cfg.low) / (cfg.high - cfg.low)))
         self.n[arm] += 1
         self.total[arm] += value
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.thompson_kernel``)."""
+        from qbo.algorithms.thompson_kernel import ThompsonStepper  # numba is imported where it is used
+
+        return ThompsonStepper(self)

@@ -31,6 +31,7 @@ from typing import TypeVar
 import typer
 
 from qbo.errors import HardwareError, QboError
+from qbo.files import Interrupted
 
 F = TypeVar("F", bound=Callable)
 
@@ -51,7 +52,7 @@ def one_line_errors(func: F) -> F:
         with _quiet_libraries() as shown:
             try:
                 result = func(*args, **kwargs)
-            except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit, Interrupted):
                 raise
             except BaseException as exc:  # noqa: BLE001 - this is the boundary
                 fail(exc)

@@ -224,7 +224,14 @@ def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
     from qbo.experiments.config import load_config
     from qbo.experiments.summary import format_table, summarise
 
-    records = go(_Progress())
+    from qbo.files import Interrupted
+
+    try:
+        records = go(_Progress())
+    except Interrupted as exc:  # journals cut back to their last commit, the lock released; qbo.cli.app prints it
+        if (folder / "run.json").exists():
+            exc.note = f"interrupted; resume with: qbo jobs resume {folder}"
+        raise
     cfg = load_config(folder / "config.toml")
     typer.echo(format_table(summarise(records, cfg)))
     jobs = JobJournal.in_run_dir(folder).jobs()
@@ -277,17 +284,27 @@ def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder."
 
 
 def spent_line(run_dir: Path) -> str:
-    """Jobs and QPU seconds spent against the run's caps."""
-    from qbo.execution.jobs import JobJournal, read_limits, spent
+    """Jobs and QPU seconds spent against the run's caps: IBM's billed usage, and for jobs IBM
+    has not billed yet (done or not) what the caps count for them (``jobs.spent``)."""
+    from qbo.execution import parse_target
+    from qbo.execution.jobs import JobJournal, read_limits, spent, unbilled
+    from qbo.experiments.config import load_config
 
     entries = JobJournal.in_run_dir(run_dir).read()
     jobs, seconds = spent(entries)
-    measured = sum(float(e["qpu_s"]) for e in entries if e.get("qpu_s") is not None)
+    waiting = unbilled(entries)
     limits = read_limits(run_dir)
     cap_s = f"{limits.max_qpu_seconds:g}" if limits.max_qpu_seconds is not None else "none"
     cap_j = f"{limits.max_jobs}" if limits.max_jobs is not None else "none"
-    return (f"spent: {jobs} jobs of cap {cap_j}; {seconds:.1f} QPU s ({measured:.1f} measured, "
-            f"{seconds - measured:.1f} predicted for pending jobs) of cap {cap_s}")
+    head = f"spent: {jobs} jobs of cap {cap_j}; {seconds:.1f} QPU s"
+    if parse_target(load_config(run_dir / "config.toml").target).kind == "fake":
+        return f"{head} predicted (local mode: nothing is billed) of cap {cap_s}"
+    charged = sum(waiting.values())
+    billed = sum(float(e["qpu_s"]) for e in entries if e.get("qpu_s") is not None)
+    detail = f"{billed:.1f} billed by IBM, {charged:.1f} predicted for {len(waiting)} jobs IBM has not billed yet"
+    if seconds > billed + charged + 1e-9:
+        detail = f"session wall time; the jobs: {detail}"
+    return f"{head} ({detail}) of cap {cap_s}"
 
 
 def _service_status(connection: Any, job_id: str) -> str:
@@ -356,8 +373,10 @@ def _ibm_lines(timeout: float) -> list[str]:
     def discover() -> None:
         try:
             found["names"] = runtime.connect("ibm").backends()
-        except Exception as exc:  # type name only: the message may quote credentials
-            found["error"] = type(exc).__name__
+        except Exception as exc:  # type name only (the client's message may quote credentials), or qbo's own line
+            from qbo.errors import QboError
+
+            found["error"] = str(exc) if isinstance(exc, QboError) else type(exc).__name__
 
     worker = threading.Thread(target=discover, daemon=True)
     worker.start()

@@ -45,36 +45,55 @@ def run(
     progress_every: Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal (a terminal shows a bar with the time left).")] = 10.0,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
-    from qbo.cli.progress import check_every
-    from qbo.experiments.config import ExperimentConfig, load_config
-    from qbo.experiments.folder import open_run_folder
-    from qbo.limits import check_stages
-    from qbo.experiments.summary import format_table, summarise
+    from qbo.files import Interrupted
 
     started = time.perf_counter()
-    show = _Show(quiet, check_every(progress_every))
-    if resume is not None:
-        cfg = open_run_folder(resume)  # verified against run.json; the run takes the folder's lock
-        _no_device(cfg.target)
-        records = _execute(cfg, resume, workers, scheduler, show)
-        folder = resume
-    else:
-        base = load_config(config) if config is not None else ExperimentConfig()
-        algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms else None
-        cfg = base.with_overrides(
-            problem=problem, algorithms=algs, budget=budget, trials=trials, target=target,
-            seed=seed, estimator=estimator, accounting=accounting, mitigation=mitigation,
-        )
-        if lengthscale is not None:
-            cfg = cfg.with_lengthscale(lengthscale)
-        _no_device(cfg.target)
-        check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
-        folder = out or fresh_folder()
-        records = _execute(cfg, folder, workers, scheduler, show)
-    typer.echo(format_table(summarise(records, cfg)))
+    folder = resume if resume is not None else out or fresh_folder()
+    try:
+        from qbo.cli.progress import check_every
+        from qbo.experiments.summary import format_table, summarise
+
+        show = _Show(quiet, check_every(progress_every))
+        cfg, records = _run(config, problem, algorithms, budget, trials, target, seed, estimator, accounting,
+                            lengthscale, mitigation, folder, resume is not None, yes, workers, scheduler, show)
+        typer.echo(format_table(summarise(records, cfg)))
+    except Interrupted as exc:  # the journals are cut back to their last commit and the lock is released
+        exc.note = interrupted_line(folder)  # qbo.cli.app prints it
+        raise
     if cfg.accounting == "reference":
         typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
     typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
+
+
+def interrupted_line(folder: Path) -> str:
+    """The one line an interrupted run prints: how to resume it, or that nothing was claimed."""
+    if (folder / "run.json").exists():
+        return f"interrupted; resume with: qbo run --resume {folder}"
+    return "interrupted before the run folder was claimed; nothing to resume: run the command again"
+
+
+def _run(config, problem, algorithms, budget, trials, target, seed, estimator, accounting, lengthscale, mitigation,
+         folder, resume, yes, workers, scheduler, show):
+    """(config, records) of the run into ``folder``, fresh or resumed."""
+    from qbo.experiments.config import ExperimentConfig, load_config
+    from qbo.experiments.folder import open_run_folder
+    from qbo.limits import check_stages
+
+    if resume:
+        cfg = open_run_folder(folder)  # verified against run.json; the run takes the folder's lock
+        _no_device(cfg.target)
+        return cfg, _execute(cfg, folder, workers, scheduler, show)
+    base = load_config(config) if config is not None else ExperimentConfig()
+    algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms else None
+    cfg = base.with_overrides(
+        problem=problem, algorithms=algs, budget=budget, trials=trials, target=target,
+        seed=seed, estimator=estimator, accounting=accounting, mitigation=mitigation,
+    )
+    if lengthscale is not None:
+        cfg = cfg.with_lengthscale(lengthscale)
+    _no_device(cfg.target)
+    check_stages(cfg.trials, len(cfg.algorithms), cfg.budget, yes)  # predicted work, before any file
+    return cfg, _execute(cfg, folder, workers, scheduler, show)
 
 
 def registry_help() -> dict[str, str]:
@@ -135,6 +154,13 @@ def plot(
     from qbo.experiments.plot import write_figure
     from qbo.experiments.schema import read_stage_records
 
+    if (run_dir / "run.json").exists():  # a run folder: its stages.jsonl must be the one the run finished with
+        from qbo.experiments.folder import finished, verify_finished, verify_run_folder
+
+        config = load_config(run_dir / "config.toml")
+        verify_run_folder(run_dir, config)
+        if finished(run_dir) is not None:
+            verify_finished(run_dir, config)
     records = read_stage_records(stages)
     write_figure(records, load_config(run_dir / "config.toml"), target, Style(fmt, dpi, logx, marked=True))
     typer.echo(f"wrote {target}")
@@ -152,7 +178,18 @@ def export(
         from qbo.experiments.export import export_parquet
     except ImportError:
         raise ValueError("qbo export needs pyarrow: pip install 'qbo[parquet]'") from None
+    if out is not None:
+        _not_a_record(run_dir, out)
     typer.echo(f"wrote {export_parquet(run_dir, out)}")
+
+
+def _not_a_record(run_dir: Path, out: Path) -> None:
+    """Refuse an output path that would replace one of the run folder's own files."""
+    folder, target = run_dir.resolve(), out.resolve()
+    if target.parent == folder and target.name != "stages.parquet" and target.exists() or \
+            folder in target.parents and target.parent != folder:
+        raise ValueError(f"--out '{out}' would replace a file of the run folder '{run_dir}'; "
+                         "choose a path outside it (or RUN_DIR/stages.parquet)")
 
 
 def _execute(cfg, folder: Path, workers: int | None, scheduler: str | None, show: "_Show"):

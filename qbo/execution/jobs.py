@@ -40,15 +40,21 @@ Journal lines (one JSON object each, one ``write`` on an ``O_APPEND`` descriptor
 ``fsync``) share the keys ``event``, ``time``, ``fingerprint``, ``job_id``, ``backend``:
 
 * ``intent``: also ``attempt``; ``job_id`` is null (written before the job exists);
-* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt``, ``predicted_s`` and, for
-  a job found by its tag, ``via: "tag"`` and ``matches`` (jobs with that tag);
+* ``submitted``: also ``mode``, ``shots``, ``circuits``, ``attempt``, ``predicted_s``,
+  ``estimated_s`` (IBM's ``usage_estimation``, where it offers one) and, for a job found by
+  its tag, ``via: "tag"`` and ``matches`` (jobs with that tag);
 * ``timeout``: a wait of ``timeout_s`` seconds ran out; the job is still pending;
-* ``done``: also ``counts`` (one dict per circuit) and ``qpu_s`` (billed usage, if known);
+* ``done``: also ``counts`` (one dict per circuit) and ``qpu_s`` (billed usage, if IBM has
+  computed it: ``job.usage()`` is 0 until then);
+* ``usage``: ``qpu_s``, a job's billed usage that arrived after its ``done`` line, and
+  ``charged_s``, what the caps counted for it until then (``spent``);
 * ``failed`` | ``maxtime`` | ``cancelled`` | ``notfound`` | ``lost``: the job ended without
   counts (``error`` names the exception type, never its text);
 * ``resubmit``: ``rule`` (the end that allowed it); ``job_id`` is null;
 * ``duplicate``: another live job with the request's tag (not used; still billed);
-* ``session``: the Batch or Session expired and was reopened (``reason``, ``action``).
+* ``session``: the Batch or Session expired and was reopened (``reason``, ``action``); in
+  session mode also ``reason: "opened"`` (with the ``max_time`` the cap left) and
+  ``reason: "closed"`` (with ``wall_s``), as IBM bills a session's wall time.
 
 A kill can at worst leave a torn last line; readers skip lines that do not parse and the
 writer starts a fresh line after a torn one. Tokens, CRNs and exception messages never
@@ -69,14 +75,14 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
+from qbo.execution.job_lines import ENDED, PENDING, checked_entry  # noqa: F401 - re-exported
+from qbo.execution.spending import spent, unbilled  # noqa: F401 - re-exported
 from qbo.grover import cache_key
-from qbo.files import append_line, read_lines, write_text_atomic
+from qbo.files import append_line, numbered_lines, write_text_atomic
 
 JOURNAL_NAME = "jobs.jsonl"
 SETTINGS_NAME = "execution.json"
 MODES = ("job", "batch", "session")
-PENDING = ("submitted", "timeout")
-ENDED = ("failed", "lost", "cancelled", "maxtime", "notfound")  # terminal: the job gives no counts
 FINAL_STATES = ("DONE", "CANCELLED", "ERROR")  # RuntimeJobV2.status() strings that never change
 
 
@@ -167,8 +173,9 @@ class JobJournal:
         return cls(Path(run_dir) / JOURNAL_NAME)
 
     def read(self) -> list[dict[str, Any]]:
-        """Every whole line, in order; a torn or garbled line is skipped."""
-        return [entry for entry in read_lines(self.path) if "event" in entry]
+        """Every whole line, in order; a torn last line is skipped, any other damage (a line
+        that is not JSON, or lacks what its event needs) is refused naming the line."""
+        return [checked_entry(entry, f"'{self.path}' line {n}") for n, entry in numbered_lines(self.path)]
 
     def append(self, event: str, **extra: Any) -> dict[str, Any]:
         """Append one line with a single write, then fsync; returns the entry."""
@@ -232,8 +239,8 @@ class JobJournal:
             elif job_id in jobs and entry["event"] in PENDING + ENDED + ("done",):
                 jobs[job_id]["status"] = entry["event"]
                 jobs[job_id]["updated"] = entry["time"]
-                if entry.get("qpu_s") is not None:
-                    jobs[job_id]["qpu_s"] = entry["qpu_s"]
+            if job_id in jobs and entry.get("qpu_s") is not None:  # on done, or on a later usage line
+                jobs[job_id]["qpu_s"] = entry["qpu_s"]
         return list(jobs.values()) + list(unsure.values())
 
 
@@ -253,22 +260,6 @@ def duplicate_submissions(entries: Sequence[dict[str, Any]]) -> list[str]:
         if entry["event"] in PENDING + ENDED + ("done",):
             last[job] = entry["event"]
     return bad
-
-
-def spent(entries: Sequence[dict[str, Any]]) -> tuple[int, float]:
-    """(jobs submitted, QPU seconds) of a journal: measured usage of finished jobs, the
-    prediction of those still pending (so a cap counts what may yet be billed)."""
-    predicted: dict[str, float] = {}
-    used: dict[str, float] = {}
-    for entry in entries:
-        job = entry.get("job_id")
-        if job is None:
-            continue
-        if entry["event"] in ("submitted", "duplicate"):
-            predicted.setdefault(job, float(entry.get("predicted_s") or 0.0))
-        if entry.get("qpu_s") is not None:
-            used[job] = float(entry["qpu_s"])
-    return len(predicted), sum(used.get(job, p) for job, p in predicted.items())
 
 
 # ------------------------------------------------------------------ settings
@@ -345,8 +336,8 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("max_jobs", "max_qpu_seconds", "max_execution_time", "max_time"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not value > 0):
-                raise ValueError(f"{name.replace('_', '-')} must be > 0, got {value!r}")
+            if value is not None and (isinstance(value, bool) or not 0 < value < float("inf")):
+                raise ValueError(f"{name.replace('_', '-')} must be a finite number > 0, got {value!r}")
 
 
 def check_mode(mode: str) -> str:

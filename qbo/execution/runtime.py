@@ -27,413 +27,44 @@ A job that ends without counts (``failed``, ``cancelled``, ``maxtime``, ``notfou
 journals a ``resubmit`` line with that rule. Otherwise the run stops with one line saying
 how to allow it (``qbo jobs resume RUN_DIR --resubmit cancelled``).
 
-Local mode: a local job runs in a thread of the process that submitted it and dies with
-it, so it can be neither re-attached nor found by tag: it is journalled as ``lost`` and
-run again (rule ``lost``).
-
-Credentials come from ``QISKIT_IBM_TOKEN`` / ``QISKIT_IBM_INSTANCE`` / ``QISKIT_IBM_CHANNEL``
-or a saved Qiskit account (``QISKIT_IBM_INSTANCE`` selects the instance of either). They
-are never printed, logged or written; the run folder records only a digest of the
-instance. No message of an exception raised by the service is ever copied into ours (only
-its type name), and qiskit-ibm-runtime's own log and warnings go, redacted, to
-``RUN_DIR/qbo.log`` instead of stderr (:func:`route_service_logs`).
+The connections live in ``qbo.execution.connection`` (the protocol, local mode) and
+``qbo.execution.ibm`` (IBM Quantum); qiskit-ibm-runtime's log goes, redacted, to
+``RUN_DIR/qbo.log`` (``qbo.execution.service_logs``). Their names are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import re
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from qiskit import QuantumCircuit
-from qiskit.providers import BackendV2
 
 from qbo.errors import HardwareError
 from qbo.execution.base import Counts, check_shots, transpile_seed
+from qbo.execution.connection import (  # noqa: F401 - re-exported
+    LOCAL_POLL_S, Connection, LocalConnection, _mode, _sampler, fake_backend, fake_backend_names, local_simulator,
+    status_name,
+)
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
+from qbo.execution.sampler_io import by_shots, checked, counts_of  # noqa: F401 - by_shots re-exported
+from qbo.execution.ibm import (  # noqa: F401 - re-exported
+    CREDENTIALS_HELP, IBMConnection, connect, credentials_available, ibm_backend, ibm_service, saved_account_exists,
+)
 from qbo.execution.jobs import (
     ENDED, FINAL_STATES, JobJournal, Known, Limits, RetryPolicy, check_mode, fingerprint, spent, transient_kind,
+    unbilled,
 )
+from qbo.execution.service_logs import quiet, redact, route_service_logs  # noqa: F401 - re-exported
 from qbo.execution.transpile import TranspileCache
 from qbo.grover import cache_key
-
-CREDENTIALS_HELP = (
-    "set QISKIT_IBM_TOKEN (and QISKIT_IBM_INSTANCE) or save an account with "
-    "QiskitRuntimeService.save_account"
-)
-
-TAG_LOOKUP_LIMIT = 20  # jobs per tag looked at; a tag names one request, so 1 is the norm
-LOG = logging.getLogger("qbo.runtime")
 
 
 class CapReached(HardwareError):
     """A hard cap (``--max-jobs``, ``--max-qpu-seconds``) would be exceeded by the next job."""
-
-
-class Connection(Protocol):
-    """How an executor reaches its backends: the only part that differs between targets."""
-
-    simulated: bool  # local simulation: seed the simulator; jobs die with the process
-
-    def backend(self, name: str) -> Any: ...
-
-    def instance(self, backend: Any) -> str | None:
-        """The instance (CRN) jobs on ``backend`` go to; None when there is none (local)."""
-        ...
-
-    def job(self, job_id: str) -> Any:
-        """Re-attach to a submitted job; ``LookupError`` (local) or ``RuntimeJobNotFound``."""
-        ...
-
-    def find_jobs(self, tag: str, backend: Any) -> list[Any]:
-        """Every job on ``backend`` (in its instance) tagged ``tag``, newest first."""
-        ...
-
-    def mode(self, kind: str, backend: Any, max_time: int | None) -> Any:
-        """The Sampler's mode: the backend (``job``), a ``Batch`` or a ``Session``."""
-        ...
-
-    def sampler(self, mode: Any) -> Any: ...
-
-    def status(self, job: Any) -> str:
-        """``RuntimeJobV2.status()``: INITIALIZING, QUEUED, RUNNING, DONE, CANCELLED or ERROR."""
-        ...
-
-    def result(self, job: Any) -> Any:
-        """The result of a job in a final state (raises the service's error for ERROR/CANCELLED)."""
-        ...
-
-    def usage(self, job: Any) -> float | None:
-        """QPU seconds the job was billed (None when unknown)."""
-        ...
-
-    def sleep(self, seconds: float) -> None: ...
-
-    def backends(self) -> list[str]: ...
-
-
-def status_name(raw: Any) -> str:
-    """A status string from ``RuntimeJobV2.status()`` (str) or a local ``JobStatus`` (enum)."""
-    return str(getattr(raw, "name", raw)).upper()
-
-
-# ------------------------------------------------------------------ local (fake backends)
-
-
-def fake_backend(name: str) -> Any:
-    """Instantiate ``qiskit_ibm_runtime.fake_provider.<name>``; one-line error if unknown."""
-    from qiskit_ibm_runtime import fake_provider
-
-    cls = getattr(fake_provider, name, None)
-    if not (isinstance(cls, type) and name.startswith("Fake")):
-        known = fake_backend_names()
-        raise ValueError(f"unknown fake backend '{name}', expected e.g. {', '.join(known[:6])} ...")
-    return cls()
-
-
-def fake_backend_names() -> list[str]:
-    """Every BackendV2 class in ``qiskit_ibm_runtime.fake_provider``."""
-    from qiskit_ibm_runtime import fake_provider
-    from qiskit_ibm_runtime.fake_provider.fake_backend import FakeBackendV2
-
-    return sorted(
-        n for n in dir(fake_provider)
-        if n.startswith("Fake") and isinstance(getattr(fake_provider, n), type)
-        and issubclass(getattr(fake_provider, n), FakeBackendV2) and getattr(fake_provider, n) is not FakeBackendV2
-    )
-
-
-def _mode(kind: str, backend: Any, max_time: int | None = None) -> Any:
-    from qiskit_ibm_runtime import Batch, Session
-
-    check_mode(kind)
-    if kind == "job":
-        return backend
-    cls = Batch if kind == "batch" else Session
-    return cls(backend=backend, max_time=max_time)
-
-
-def _sampler(mode: Any) -> Any:
-    from qiskit_ibm_runtime.executor_sampler import Sampler
-
-    return Sampler(mode=mode)
-
-
-_SIMULATORS: dict[str, Any] = {}  # local_simulator's, per fake backend name
-LOCAL_POLL_S = 0.1  # a local job runs in a thread of this process: polling it costs nothing
-
-
-def local_simulator(backend: Any) -> Any:
-    """``AerSimulator.from_backend(backend)``, built once per fake backend in this process.
-
-    qiskit-ibm-runtime's local executor (``run_quantum_program``) builds it afresh for every
-    job unless the mode hands it one (it then runs a copy): for FakeTorino's 133 qubits that
-    is the noise model of every gate, about 7 s a job on the 2-core machine. Same noise model,
-    same seeds, same counts (checked on three powers of a Bernoulli oracle)."""
-    simulator = _SIMULATORS.get(backend.name)
-    if simulator is None:
-        from qiskit_aer import AerSimulator
-
-        simulator = _SIMULATORS[backend.name] = AerSimulator.from_backend(backend)
-    return simulator
-
-
-class LocalConnection:
-    """qiskit-ibm-runtime local mode on ``fake_provider`` backends, each simulated by one
-    ``local_simulator`` per process (the Sampler's mode, or the Batch or Session's backend)."""
-
-    simulated = True
-
-    def backend(self, name: str) -> Any:
-        return fake_backend(name)
-
-    def instance(self, backend: Any) -> str | None:
-        return None
-
-    def job(self, job_id: str) -> Any:
-        raise LookupError(f"local job {job_id} ran in a process that has ended")
-
-    def find_jobs(self, tag: str, backend: Any) -> list[Any]:
-        """None: local jobs die with their process, so running again is correct here."""
-        return []
-
-    def mode(self, kind: str, backend: Any, max_time: int | None = None) -> Any:
-        return backend if kind == "job" else _mode(kind, local_simulator(backend), max_time)
-
-    def sampler(self, mode: Any) -> Any:
-        return _sampler(local_simulator(mode) if isinstance(mode, BackendV2) else mode)  # job mode: the backend's simulator
-
-    def status(self, job: Any) -> str:
-        return status_name(job.status())
-
-    def result(self, job: Any) -> Any:
-        return job.result()
-
-    def usage(self, job: Any) -> float | None:
-        return None  # local mode bills nothing (LocalRuntimeJob.usage() is always 0)
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def backends(self) -> list[str]:
-        return fake_backend_names()
-
-
-# ------------------------------------------------------------------ IBM Quantum
-
-
-def saved_account_exists() -> bool:
-    """Whether the default Qiskit account file holds an account (read without creating it)."""
-    from qiskit_ibm_runtime.accounts import management
-
-    path = management._DEFAULT_ACCOUNT_CONFIG_JSON_FILE
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and bool(data)
-
-
-def credentials_available(env: dict[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return bool(env.get("QISKIT_IBM_TOKEN")) or saved_account_exists()
-
-
-def ibm_service(env: dict[str, str] | None = None) -> Any:
-    """A ``QiskitRuntimeService`` from the environment or the saved account; one-line errors.
-
-    ``QISKIT_IBM_INSTANCE`` selects the instance with a token and with a saved account alike.
-    """
-    env = os.environ if env is None else env
-    if not credentials_available(env):
-        raise ValueError(f"no IBM Quantum credentials: {CREDENTIALS_HELP}")
-    from qiskit_ibm_runtime import QiskitRuntimeService
-
-    kwargs: dict[str, Any] = {}
-    if env.get("QISKIT_IBM_TOKEN"):
-        kwargs = {"channel": env.get("QISKIT_IBM_CHANNEL") or "ibm_quantum_platform", "token": env["QISKIT_IBM_TOKEN"]}
-    if env.get("QISKIT_IBM_INSTANCE"):
-        kwargs["instance"] = env["QISKIT_IBM_INSTANCE"]
-    route_service_logs()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            service = QiskitRuntimeService(**kwargs)
-        _log_warnings(caught)
-        return service
-    except Exception as exc:  # never echo the exception text: it may quote credentials
-        raise ValueError(f"cannot connect to IBM Quantum ({type(exc).__name__}): {CREDENTIALS_HELP}") from None
-
-
-class _Primitives:
-    """qiskit-ibm-runtime's own Batch, Session and client-side Sampler."""
-
-    def mode(self, kind: str, backend: Any, max_time: int | None) -> Any:
-        return _mode(kind, backend, max_time)
-
-    def sampler(self, mode: Any) -> Any:
-        return _sampler(mode)
-
-
-class IBMConnection:
-    """Real devices of a ``QiskitRuntimeService`` (created on first use).
-
-    ``service`` and ``primitives`` (an object with ``mode(kind, backend, max_time)`` and
-    ``sampler(mode)``) are replaced only by the test double; every other line is the real path.
-    """
-
-    simulated = False
-
-    def __init__(self, service: Any = None, primitives: Any = None) -> None:
-        self._service = service
-        self._primitives = primitives or _Primitives()
-
-    @property
-    def service(self) -> Any:
-        if self._service is None:
-            self._service = ibm_service()
-        return self._service
-
-    def backend(self, name: str) -> Any:
-        service = self.service
-        try:
-            return service.backend(name)
-        except Exception as exc:
-            raise ValueError(f"unknown IBM backend '{name}' or not available to this account ({type(exc).__name__})") from None
-
-    def instance(self, backend: Any) -> str | None:
-        """The instance the service resolved for ``backend`` (``IBMBackend._instance``)."""
-        value = getattr(backend, "_instance", None) or os.environ.get("QISKIT_IBM_INSTANCE")
-        return str(value) if value else None
-
-    def job(self, job_id: str) -> Any:
-        return self.service.job(job_id)
-
-    def find_jobs(self, tag: str, backend: Any) -> list[Any]:
-        """``QiskitRuntimeService.jobs`` filtered by tag, backend and the backend's instance
-        (not just the active one), newest first."""
-        return list(self.service.jobs(
-            job_tags=[tag], backend_name=backend.name, instance=self.instance(backend),
-            limit=TAG_LOOKUP_LIMIT, descending=True,
-        ))
-
-    def mode(self, kind: str, backend: Any, max_time: int | None = None) -> Any:
-        check_mode(kind)
-        try:
-            return self._primitives.mode(kind, backend, max_time)
-        except Exception as exc:  # e.g. sessions not available on this plan; type name only
-            raise ValueError(f"cannot open {kind} mode on '{backend.name}' ({type(exc).__name__}); try --mode job") from None
-
-    def sampler(self, mode: Any) -> Any:
-        return self._primitives.sampler(mode)
-
-    def status(self, job: Any) -> str:
-        return status_name(job.status())
-
-    def result(self, job: Any) -> Any:
-        return job.result()
-
-    def usage(self, job: Any) -> float | None:
-        try:
-            value = job.usage()
-        except Exception:  # usage is bookkeeping: never fail a finished job over it
-            return None
-        return None if value is None else float(value)
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def backends(self) -> list[str]:
-        return sorted(b.name for b in self.service.backends(simulator=False, operational=True))
-
-
-def connect(kind: str) -> Connection:
-    """The connection of a target kind: ``fake`` (local mode) or ``ibm`` (real devices)."""
-    if kind == "fake":
-        return LocalConnection()
-    if kind == "ibm":
-        return IBMConnection()
-    raise ValueError(f"unknown connection '{kind}', expected fake or ibm")
-
-
-def ibm_backend(name: str) -> Any:
-    """A real backend of the account in the environment or the saved Qiskit account."""
-    return IBMConnection().backend(name)
-
-
-# ------------------------------------------------------------------ quiet and safe
-
-_SECRET = re.compile(r"crn:v1:[^\s'\"]+|(?<![A-Za-z0-9_-])(?![0-9a-f]{64}(?![A-Za-z0-9_-]))[A-Za-z0-9_-]{40,}")
-
-
-def redact(text: str) -> str:
-    """``text`` with instance CRNs, long token-like strings and the environment's token removed."""
-    token = os.environ.get("QISKIT_IBM_TOKEN")
-    if token:
-        text = text.replace(token, "<token>")
-    return _SECRET.sub("<redacted>", text)
-
-
-class _Redact(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), None
-        return True
-
-
-def route_service_logs(log_file: str | os.PathLike | None = None) -> None:
-    """Send qiskit-ibm-runtime's log (which it prints on stderr by default) to qbo's log
-    ``qbo.runtime``, redacted, and qbo's log to ``log_file`` when given (``RUN_DIR/qbo.log``)."""
-    service_log = logging.getLogger("qiskit_ibm_runtime")
-    for handler in list(service_log.handlers):
-        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            service_log.removeHandler(handler)
-    service_log.propagate = False
-    qbo_log = logging.getLogger("qbo")
-    if not any(isinstance(h, logging.NullHandler) for h in qbo_log.handlers):
-        qbo_log.addHandler(logging.NullHandler())  # never Python's last-resort stderr handler
-    if not any(isinstance(h, _Forward) for h in service_log.handlers):
-        service_log.addHandler(_Forward())
-    if log_file is not None:
-        path = str(Path(log_file).resolve())
-        if not any(getattr(h, "baseFilename", None) == path for h in qbo_log.handlers):
-            handler = logging.FileHandler(path, encoding="utf-8", delay=True)
-            handler.addFilter(_Redact())
-            handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-            qbo_log.addHandler(handler)
-            qbo_log.setLevel(logging.INFO)
-
-
-class _Forward(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        LOG.log(record.levelno, "%s", redact(record.getMessage()))
-
-
-class quiet:
-    """Catch the warnings raised inside (qiskit-ibm-runtime's deprecations and notices) and
-    log them, redacted, to ``qbo.runtime`` instead of printing them on stderr."""
-
-    def __enter__(self) -> "quiet":
-        self._ctx = warnings.catch_warnings(record=True)
-        self._caught = self._ctx.__enter__()
-        warnings.simplefilter("always")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
-        _log_warnings(self._caught)
-
-
-def _log_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
-    for w in caught:
-        LOG.warning("%s: %s", w.category.__name__, redact(str(w.message)))
 
 
 # ------------------------------------------------------------------ the executor
@@ -486,11 +117,27 @@ class RuntimeExecutor:
         self._memory: list[dict[str, Any]] = []  # journal lines when there is no journal (caps)
         self._mode: Any = None  # opened at the first submission: a unit that never submits
         self._sampler: Any = None  # (a classical learner) opens no Batch or Session
+        self._session_opened: float | None = None  # time.time() when this executor's session opened
+        self._session_max_time: int | None = None
 
     def _open_mode(self) -> None:
+        """Open the Batch or Session. IBM bills a Session's wall time, so its ``max_time`` is
+        bounded by what the QPU-seconds cap leaves, and its opening is journalled (``spent``
+        counts a session's wall time, up to its ``max_time`` while it may still be open)."""
+        max_time = self.limits.max_time
+        if self.mode_kind == "session" and self.limits.max_qpu_seconds is not None:
+            _, seconds = spent(self._entries())
+            left = int(self.limits.max_qpu_seconds - seconds)
+            if left < 1:
+                raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent of --max-qpu-seconds "
+                                 f"{self.limits.max_qpu_seconds:g}; no session was opened")
+            max_time = left if max_time is None else min(max_time, left)
         with quiet():
-            self._mode = self.connection.mode(self.mode_kind, self.backend, self.limits.max_time)
+            self._mode = self.connection.mode(self.mode_kind, self.backend, max_time)
             self._sampler = self.connection.sampler(self._mode)
+        if self.mode_kind == "session":
+            self._session_opened, self._session_max_time = time.time(), max_time
+            self._log("session", None, None, reason="opened", mode="session", max_time=max_time)
 
     @property
     def classical_source(self) -> Any:
@@ -521,6 +168,15 @@ class RuntimeExecutor:
                 self._mode.close()
             except Exception:  # closing is best effort; the service times sessions out
                 pass
+        self._session_ended()
+        self._mode = self._sampler = None
+
+    def _session_ended(self, wall_s: float | None = None) -> None:
+        """Journal the end of this executor's open session with its wall time (default: since it opened)."""
+        if self._session_opened is not None:
+            wall = time.time() - self._session_opened if wall_s is None else wall_s
+            self._log("session", None, None, reason="closed", mode="session", wall_s=round(wall, 3))
+            self._session_opened = None
 
     def __enter__(self) -> "RuntimeExecutor":
         return self
@@ -542,7 +198,7 @@ class RuntimeExecutor:
         fp = fingerprint(self.target, circuits, shots, seed, self.options_id, self._version)
         known = self.journal.known(fp) if self.journal else Known(None, None, 0)
         if known.counts is not None:
-            return _checked(known.counts, len(circuits), shots)
+            return checked(known.counts, len(circuits), shots)
         compiled = [self.compiled(c) for c in circuits]
         attempts, failures, unsure, ended = known.attempts, 0, known.unsure, set(known.ended)
         job, job_id = None, known.pending
@@ -569,8 +225,10 @@ class RuntimeExecutor:
                     self._log("intent", fp, None, attempt=attempts)
                     job = self._submit(compiled, shots, seed, fp)
                     job_id, unsure, failures = str(job.job_id()), False, 0
+                    estimated = self._estimate(job)
                     self._log("submitted", fp, job_id, mode=self.mode_kind, shots=shots,
-                              circuits=len(circuits), attempt=attempts, predicted_s=round(predicted, 3))
+                              circuits=len(circuits), attempt=attempts, predicted_s=round(predicted, 3),
+                              **({} if estimated is None else {"estimated_s": round(estimated, 3)}))
                 result = self._wait(job)
             except CapReached:
                 raise
@@ -584,14 +242,15 @@ class RuntimeExecutor:
                     continue
                 if kind == "expired":
                     self._log("session", fp, None, reason="expired", mode=self.mode_kind, action="reopened")
+                    self._session_ended(self._session_max_time)  # it ran to its max_time: billed in full
                     self._open_mode()
                 elif kind == "wait" and job_id is not None:
                     self._log("timeout", fp, job_id, timeout_s=self.retry.timeout_s)
                 failures += 1
                 self._give_up_or_wait(exc, kind, failures, job_id, unsure)
                 continue
-            counts = [_counts(r, shots) for r in result]
-            counts = _checked(counts, len(circuits), shots)
+            counts = [counts_of(r, shots) for r in result]
+            counts = checked(counts, len(circuits), shots)
             self._log("done", fp, job_id, counts=counts, qpu_s=self._usage(job))
             return counts
 
@@ -688,24 +347,56 @@ class RuntimeExecutor:
             durations.append(self._durations[key])
         return job_seconds(durations, shots, self._rep_delay)
 
+    def _entries(self) -> list[dict[str, Any]]:
+        return self.journal.read() if self.journal else self._memory
+
     def _check_caps(self, predicted: float) -> None:
+        """Refuse the next job if it could take the run past a cap. A job whose final usage
+        IBM has not reported yet counts the larger of its prediction and IBM's estimate; when
+        that would pass the cap, those jobs' usage is asked for first (``reconcile``)."""
         limits = self.limits
         if limits.max_jobs is None and limits.max_qpu_seconds is None:
             return
-        jobs, seconds = spent(self.journal.read() if self.journal else self._memory)
+        jobs, seconds = spent(self._entries())
         if limits.max_jobs is not None and jobs + 1 > limits.max_jobs:
             raise CapReached(f"{self.target}: cap reached: {jobs} of --max-jobs {limits.max_jobs} jobs submitted; "
                              "nothing more was submitted (`qbo jobs resume RUN_DIR --max-jobs N` raises it)")
         if limits.max_qpu_seconds is not None and seconds + predicted > limits.max_qpu_seconds:
-            raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent + {predicted:.1f} s predicted "
-                             f"for the next job > --max-qpu-seconds {limits.max_qpu_seconds:g}; nothing more was "
-                             "submitted (`qbo jobs resume RUN_DIR --max-qpu-seconds S` raises it)")
+            if self.reconcile():
+                jobs, seconds = spent(self._entries())
+            if seconds + predicted > limits.max_qpu_seconds:
+                raise CapReached(f"{self.target}: cap reached: {seconds:.1f} QPU s spent + {predicted:.1f} s predicted "
+                                 f"for the next job > --max-qpu-seconds {limits.max_qpu_seconds:g}; nothing more was "
+                                 "submitted (`qbo jobs resume RUN_DIR --max-qpu-seconds S` raises it)")
+
+    def reconcile(self) -> int:
+        """Ask the service for the final usage of every journalled job that has none yet;
+        journal each figure that has arrived as a ``usage`` line (with the charge it replaces).
+        Returns how many arrived."""
+        arrived, entries = 0, self._entries()
+        requests = {e["job_id"]: e.get("fingerprint") for e in entries if e["event"] == "submitted"}
+        for job_id, charged in unbilled(entries).items():
+            try:
+                job = self.connection.job(job_id)
+            except Exception:  # a job the service no longer knows keeps its charge
+                continue
+            used = self._usage(job)
+            if used is not None:
+                self._log("usage", requests.get(job_id), job_id, qpu_s=used, charged_s=round(charged, 3))
+                arrived += 1
+        return arrived
 
     def _usage(self, job: Any) -> float | None:
         if job is None:
             return None
         try:
             return self.connection.usage(job)
+        except Exception:
+            return None
+
+    def _estimate(self, job: Any) -> float | None:
+        try:
+            return self.connection.estimate(job)
         except Exception:
             return None
 
@@ -723,7 +414,7 @@ class RuntimeExecutor:
         if kind != "wait":  # a wait already waited timeout_s
             self._sleep(self.retry.delay(failures))
 
-    def _log(self, event: str, fp: str, job_id: str | None, **fields: Any) -> None:
+    def _log(self, event: str, fp: str | None, job_id: str | None, **fields: Any) -> None:
         entry = {"fingerprint": fp, "job_id": job_id, "backend": self.target, **fields}
         if self.journal is not None:
             self.journal.append(event, **entry)
@@ -738,36 +429,6 @@ def _resume_hint(pending: str | None, unsure: bool = False) -> str:
         return ("; the last submission may have reached the service: "
                 "`qbo jobs resume RUN_DIR` looks it up by its tag")
     return ""
-
-
-def by_shots(shots: Sequence[int]) -> dict[int, list[int]]:
-    """Indices of the circuits of each distinct shot count: one job each."""
-    groups: dict[int, list[int]] = {}
-    for i, n in enumerate(shots):
-        groups.setdefault(n, []).append(i)
-    return groups
-
-
-def _counts(pub_result: Any, shots: int) -> Counts:
-    """Counts of the (single) classical register of one pub result."""
-    data = pub_result.data
-    names = list(data.keys()) if hasattr(data, "keys") else list(vars(data))
-    if len(names) != 1:
-        raise HardwareError(f"expected one classical register in the result, got {len(names)}")
-    bits = getattr(data, names[0])
-    if bits.num_shots != shots:
-        raise HardwareError(f"asked for {shots} shots, backend returned {bits.num_shots}")
-    return {str(k): int(v) for k, v in bits.get_counts().items()}
-
-
-def _checked(counts: Sequence[Counts], circuits: int, shots: int) -> list[Counts]:
-    """Check one Counts per circuit, each summing to ``shots``."""
-    if len(counts) != circuits:
-        raise HardwareError(f"asked for {circuits} results, got {len(counts)}")
-    for c in counts:
-        if sum(c.values()) != shots:
-            raise HardwareError(f"asked for {shots} shots, got {sum(c.values())}")
-    return [dict(c) for c in counts]
 
 
 def journalled_executor(

@@ -25,6 +25,9 @@ after the last stage). The generator state is therefore written once a commit, n
 stage. A resume continues from the last checkpoint (or done marker): stage lines after it can
 only come from a torn write, and are cut off and recomputed deterministically.
 
+A journal, once created, is listed in ``units/.started``, so a deleted journal of an
+unfinished run is refused on resume (``folder.check_units``) rather than silently recomputed.
+
 Verification hashes each line's bytes; a line is parsed only when its link fails, to say what
 is wrong with it. Any damage but a torn tail is refused with a one-line ``BadFile``. A scan
 is kept per sha256 of the journal's bytes, and a journal that finishes in this process
@@ -48,9 +51,11 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qbo.errors import BadFile
-from qbo.files import fsync_folder, json_object
+from qbo.experiments.schema import record_model
+from qbo.files import append_line, fsync_folder, json_object, uninterrupted, write_all
 
 FLUSH_EVERY_S = 1.0
+STARTED = ".started"  # units/.started: one line per unit whose journal was created (folder.check_units)
 JOURNAL_FORMAT = 2
 _TAIL = len(',"chain":"') + 16 + len('"}')  # what follows a line's chained bytes
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # json.dumps builds one per call
@@ -83,16 +88,8 @@ class _Header(BaseModel):
     chain: str = Field(min_length=16, max_length=16)
 
 
-class _Stage(BaseModel):
-    """The envelope and the fields resume relies on; other record fields pass through."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-    trial: int = Field(ge=0)
-    algorithm: str
-    stage: int = Field(ge=1)
-    cum_calls: int = Field(ge=0)
-    seq: int = Field(ge=1)
-    chain: str = Field(min_length=16, max_length=16)
+# a stage line: the record's field table (qbo.experiments.records); an added key is left to the chain
+_Stage = record_model("StageLine", extra=True)
 
 
 class _Checkpoint(BaseModel):
@@ -189,7 +186,7 @@ class UnitJournal:
         self.config_sha256 = config_sha256
         self.flush_every_s = FLUSH_EVERY_S if flush_every_s is None else flush_every_s
         self._prefix = (_ENCODE(fields)[:-1] + "," if fields else "{").encode()
-        self._state = state or dict
+        self.state = state or dict  # the checkpoint's content; a compact unit sets its own
         self._seq = 0
         self._chain = config_sha256.encode()
         self._buffer: list[bytes] = []
@@ -203,6 +200,7 @@ class UnitJournal:
         self._checkpoint: bytes | None = None
         self._remember = remember  # register the finished scan (off where no merge follows: Dask workers)
         self._opened = self._done = False  # read() (or a fresh start) came first; the unit is done
+        self._broken = False  # a write failed: the file stops at its last commit and takes no more
 
     # ------------------------------------------------------------------ reading
 
@@ -217,7 +215,8 @@ class UnitJournal:
         data = self._bytes()
         scan = self._scan(data)
         if scan.durable < len(data):  # a torn write: what it held is recomputed deterministically
-            os.truncate(self.path, scan.durable)
+            with uninterrupted:
+                os.truncate(self.path, scan.durable)
         self._seq, self._chain = scan.durable_stages + (2 if scan.done else 1), scan.chain
         if scan.durable == 0:  # the header itself was torn
             self._start()
@@ -330,8 +329,10 @@ class UnitJournal:
 
     def append(self, record: dict[str, Any]) -> None:
         """Buffer one stage record (commits, with a checkpoint, if ``flush_every_s`` has passed)."""
-        self._line(b"%s%s,\"seq\":%d" % (self._prefix, encode_record(record)[1:-1], self._seq))
-        self._unsaved += 1
+        line = b"%s%s,\"seq\":%d" % (self._prefix, encode_record(record)[1:-1], self._seq)
+        with uninterrupted:  # the line and its count go in together
+            self._line(line)
+            self._unsaved += 1
         if time.monotonic() - self._last_commit >= self.flush_every_s:
             self.commit()
 
@@ -339,10 +340,14 @@ class UnitJournal:
         """Mark the unit done and commit (a unit boundary); after ``read`` of an unfinished unit."""
         if not self._opened or self._done:
             raise RuntimeError(f"journal '{self.path}': finish() needs read() first and an unfinished unit")
+        with uninterrupted:
+            self._finish()
+
+    def _finish(self) -> None:
         self._done = True
         self._line(f'{{"done":true,"stages":{self._seq - 1},"seq":{self._seq}'.encode(), stage=False)
         self._unsaved = 0  # the done marker makes every stage durable
-        self.commit()
+        self._commit()
         if self._remember:
             scan = _Scan(tuple(self._stages), True, self._size, len(self._stages), self._chain, self._checkpoint)
             _remember((self.unit, self.config_sha256, self._written.digest()), scan, self._size)
@@ -350,9 +355,14 @@ class UnitJournal:
     def commit(self) -> None:
         """Write and fsync the buffered lines, ending with a checkpoint if stages are pending.
 
-        Call between stages only (``state`` must describe the state after the last append)."""
+        Call between stages only (``state`` must describe the state after the last append).
+        A signal waits for the commit to end (``qbo.files.uninterrupted``)."""
+        with uninterrupted:
+            self._commit()
+
+    def _commit(self) -> None:
         if self._unsaved:
-            body = _ENCODE({"checkpoint": self._seq - 1} | self._state())[:-1].encode()
+            body = _ENCODE({"checkpoint": self._seq - 1} | self.state())[:-1].encode()
             self._checkpoint = body + b',"chain":"' + link(self._chain, body) + b'"}'
             self._buffer.append(self._checkpoint + b"\n")
             self._unsaved = 0
@@ -361,6 +371,10 @@ class UnitJournal:
     def close(self) -> None:
         """Write what is durable-ready and drop stage lines no checkpoint covers: after an
         error inside a stage, the random state no longer matches them (a resume recomputes them)."""
+        with uninterrupted:
+            self._close()
+
+    def _close(self) -> None:
         if self._unsaved:
             del self._buffer[len(self._buffer) - self._unsaved:]  # the journal takes no appends after close
             del self._stages[len(self._stages) - self._unsaved:]
@@ -381,32 +395,37 @@ class UnitJournal:
         self._seq += 1
 
     def _write(self) -> None:
-        if not self._buffer:
+        """Append the buffer and fsync. The buffer is taken first, so it is sent at most once:
+        if the write or fsync fails, the file is cut back to its last commit (the lines are
+        lost, and recomputed on resume), never written twice."""
+        if not self._buffer or self._broken:  # after a failed write the chain in memory is ahead of the file
+            self._buffer.clear()
             return
+        joined = b"".join(self._buffer)
+        self._buffer.clear()
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            joined = b"".join(self._buffer)
-            data = memoryview(joined)
-            while data:  # os.write may write part of a large buffer
-                data = data[os.write(fd, data):]
+            write_all(fd, joined, self.path)
             os.fsync(fd)
-        except OSError:  # a partial write must not stay: the next _write (close) appends the buffer again
+        except BaseException as exc:  # a partial write must not stay
             try:
                 os.ftruncate(fd, self._size)
             except OSError:
                 pass
+            self._broken = True
+            if isinstance(exc, OSError):
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
             raise
         finally:
             os.close(fd)
         self._written.update(joined)
         self._size += len(joined)
-        if created:
+        if created:  # listed after it exists: a kill in between leaves a journal unlisted, never a listed one missing
             fsync_folder(self.path.parent)
-        self._buffer.clear()
+            append_line(self.path.parent / STARTED, {"unit": self.unit}, fsync=True)
         self._last_commit = time.monotonic()
-
 
 def _entry(raw: bytes, where: str, consequence: str) -> dict[str, Any]:
     return json_object(raw, where, f" (damaged, not a torn last line); {consequence}", "; the file was tampered with")

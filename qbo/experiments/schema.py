@@ -9,15 +9,16 @@ are validated in ``qbo.noise.schema``.
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, create_model
 
 from qbo.errors import BadFile
+from qbo.experiments.records import STAGE_FIELDS, Kind
+from qbo.experiments.records import Field as RecordField
 from qbo.files import json_object
 from qbo.limits import CONFIG_MAX_BYTES, NAME_MAX_CHARS, TRIALS_MAX
 
@@ -55,16 +56,30 @@ def nesting_depth(value: Any, limit: int = 64) -> int:
     return 1 + max((nesting_depth(c, limit - 1) for c in children), default=0)
 
 
-class StageRecord(BaseModel):
-    """One line of stages.jsonl: the fields summaries and plots read (others pass through)."""
+def _annotation(f: RecordField) -> Any:
+    """The pydantic type of one record field (a JSON number may be an integer)."""
+    constraints = Field(ge=f.minimum, pattern=f.pattern)
+    if f.kind is Kind.INT:
+        base: Any = Annotated[StrictInt, constraints]
+    elif f.kind is Kind.FLOAT:
+        base = Union[StrictInt, Annotated[StrictFloat, Field(allow_inf_nan=not f.finite)]]
+    elif f.kind is Kind.TEXT:
+        base = Annotated[StrictStr, constraints]
+    else:
+        base = dict[StrictStr, Any]
+    return Optional[base] if f.nullable else base
 
-    model_config = ConfigDict(extra="allow", strict=True)
 
-    trial: Annotated[StrictInt, Field(ge=0, le=TRIALS_MAX)]
-    algorithm: Name
-    stage: Annotated[StrictInt, Field(ge=0)]
-    cum_calls: Annotated[StrictInt, Field(ge=0)]
-    cum_regret: Union[StrictInt, Finite, None]  # None: the problem's exact means are unknown
+def record_model(name: str = "StageRecord", extra: bool = False) -> type[BaseModel]:
+    """A pydantic model of one stage line, built from ``STAGE_FIELDS``: the fields every record
+    has are required, the others optional; another key is refused unless ``extra`` (a
+    journal's envelope, whose hash chain then names the edited line)."""
+    fields = {f.name: (_annotation(f), ... if f.part.always else None) for f in STAGE_FIELDS}
+    config = ConfigDict(extra="allow" if extra else "forbid", strict=True)
+    return create_model(name, __config__=config, **fields)
+
+
+StageRecord = record_model()  # one line of stages.jsonl (qbo.experiments.records)
 
 
 def read_stage_records(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -83,8 +98,6 @@ def read_stage_records(path: str | os.PathLike) -> list[dict[str, Any]]:
             StageRecord.model_validate(entry)
         except ValidationError as exc:
             raise BadFile(f"'{path}' line {n}: {_first_error(exc)}") from None
-        if isinstance(entry["cum_regret"], float) and not math.isfinite(entry["cum_regret"]):
-            raise BadFile(f"'{path}' line {n}: cum_regret is not finite")
         records.append(entry)
     if not records:
         raise BadFile(f"'{path}' holds no stage records; nothing to plot")

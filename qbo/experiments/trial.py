@@ -50,6 +50,7 @@ from qbo.algorithms.gp_ucb import GPUCBLockstep
 from qbo.execution.base import ClassicalSourced, Executor
 from qbo.experiments.accounting import charged_calls
 from qbo.experiments.clock import Clock, FixedClock
+from qbo.experiments.records import STAGE_KEYS, TIMED_KEYS
 from qbo.noise import Snapshot
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
@@ -199,15 +200,12 @@ def _record(
     at: Progress, arm: int, eps: float | None, method: str,
     charged: int, honest: int, value: float | None, regret: float | None, weight_eps: float | None,
 ) -> dict[str, Any]:
-    """Advance ``at`` by one stage and return its record (the key order is the line's)."""
+    """Advance ``at`` by one stage and return its record: the stage loop's fields of
+    ``qbo.experiments.records.STAGE_FIELDS``, in the line's order."""
     at.stage += 1
     at.calls += charged
     at.regret = None if regret is None or at.regret is None else at.regret + regret
-    return {
-        "stage": at.stage, "arm": arm, "eps": eps, "method": method, "oracle_calls": charged,
-        "honest_calls": honest, "estimate": value, "cum_calls": at.calls, "cum_regret": at.regret,
-        "weight_eps": weight_eps,
-    }
+    return dict(zip(STAGE_KEYS, (at.stage, arm, eps, method, charged, honest, value, at.calls, at.regret, weight_eps)))
 
 
 def _timing(clock: Clock, regret: float, calls: int, elapsed: float | None, horizon: float | None) -> dict[str, Any]:
@@ -215,4 +213,4 @@ def _timing(clock: Clock, regret: float, calls: int, elapsed: float | None, hori
     it and the horizon the acquisition assumed."""
     if not clock.timed:
         return {}
-    return {"regret": regret / max(calls, 1), "elapsed": elapsed, "time": clock.time(), "horizon": horizon}
+    return dict(zip(TIMED_KEYS, (regret / max(calls, 1), elapsed, clock.time(), horizon)))

@@ -193,6 +193,18 @@ class ArmPosterior:
         self._weight[i] += w
         self._n += 1
 
+    def buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(Sigma, mean, var, sd): the model's own arrays, for a compiled loop that does
+        ``add``'s operations on them in place (``qbo.algorithms.gp_ucb``); it then hands the
+        per-arm sums back with ``adopt``."""
+        return self._Sigma, self._mu, self._var, self._sd
+
+    def adopt(self, b: np.ndarray, weight: np.ndarray, n: int, information_gain: float) -> None:
+        """Take the per-arm sums, count and information gain a compiled loop reached (``buffers``)."""
+        self._b, self._weight, self._n = b.tolist(), weight.tolist(), int(n)
+        self._info_terms.clear()
+        self._info = float(information_gain)
+
     def extend(self, arms: np.ndarray, Y: np.ndarray, eps: np.ndarray) -> None:
         """``add`` each ``(arms[k], Y[k], eps[k])`` in order."""
         idx = np.asarray(arms).reshape(-1)

@@ -20,7 +20,11 @@ What it models (qiskit-ibm-runtime 0.51):
   outage);
 * a Batch or Session expires ``max_time`` seconds after it opened; submitting to it then
   fails with a 400 naming the closed session;
-* ``job.usage()``: billed QPU seconds;
+* ``job.usage()``: billed QPU seconds, but 0 until the service has computed them,
+  ``usage_delay`` seconds after the job ended (as qiskit-ibm-runtime's ``usage()`` is 0
+  until IBM has computed the usage); ``job.usage_estimation``: ``{"quantum_seconds": S}``
+  with ``estimation=True``, ``{"quantum_seconds": None}`` without (the field is absent from
+  the service's reply);
 * ``recalibrate()``: the device's readout errors move, so a fresh layout differs.
 
 Time is a clock of the service (``sleep`` advances it, no real waiting). Results are exact
@@ -74,9 +78,11 @@ class FakeService:
         self, backends: Sequence[str] = ("ibm_test",), store: str | os.PathLike | None = None, *,
         device: str = "FakeManilaV2", instance: str = INSTANCE, index_delay: float = 5.0,
         fail_submit: dict[int, int] | None = None, end: dict[int, str] | None = None,
-        forget: Sequence[int] = (),
+        forget: Sequence[int] = (), usage_delay: float = 30.0, estimation: bool = True,
     ) -> None:
         self.names = tuple(backends)
+        self.usage_delay = usage_delay
+        self.estimation = estimation
         self.device = device
         self.active_instance = instance
         self.index_delay = index_delay
@@ -228,6 +234,7 @@ class FakeService:
             "items": items, "tags": tags, "created": state["clock"], "backend": mode.backend.name,
             "instance": self.active_instance, "end": state["end"].get(str(number), "DONE"),
             "usage": round(2.0 + 0.001 * shots_total, 3), "max_execution_time": options.max_execution_time,
+            "estimate": round(1.5 + 0.001 * shots_total, 3) if self.estimation else None,
         }
         state["order"].append(job_id)
         if number in state["forget"]:
@@ -266,7 +273,13 @@ class FakeJob:
         return "ERROR" if record["end"] in ("ERROR", "MAXTIME") else "DONE"
 
     def usage(self) -> float:
-        return self._record()["usage"] if self.status() in ("DONE", "ERROR") else 0.0
+        record = self._record()
+        computed = self.service.clock >= record["created"] + QUEUE_S + RUN_S + self.service.usage_delay
+        return record["usage"] if self.status() in ("DONE", "ERROR") and computed else 0.0
+
+    @property
+    def usage_estimation(self) -> dict[str, Any]:
+        return {"quantum_seconds": self._record()["estimate"]}
 
     def result(self, timeout: float | None = None) -> Any:
         from qiskit.primitives import BitArray, DataBin, PrimitiveResult, SamplerPubResult

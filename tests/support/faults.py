@@ -15,7 +15,8 @@ calls to its Sampler's ``run`` (request numbers 0, 1, 2, ..., every attempt coun
   submitted and journalled.
 
 A crash is :class:`SimulatedCrash` (a ``BaseException``, which no ``except Exception``
-stops) or, with ``hard=True``, ``os._exit(CRASH_EXIT)``.
+stops), with ``hard=True`` ``os._exit(CRASH_EXIT)``, or with ``kill=True`` a SIGKILL the
+process sends itself (as ``kill -9`` would: no clean-up of any kind runs).
 
 :func:`ExactConnection` is the real ``IBMConnection`` on the fake service of
 ``tests/support/fake_service.py``.
@@ -36,7 +37,11 @@ class SimulatedCrash(BaseException):
 
 
 def die(plan: "FaultPlan", where: str) -> None:
-    """Crash as ``plan`` says: ``os._exit`` when ``hard``, else :class:`SimulatedCrash`."""
+    """Crash as ``plan`` says: SIGKILL when ``kill``, ``os._exit`` when ``hard``, else :class:`SimulatedCrash`."""
+    if plan.kill:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
     if plan.hard:
         os._exit(CRASH_EXIT)
     raise SimulatedCrash(f"injected crash {where}")
@@ -51,6 +56,7 @@ class FaultPlan:
     crash_on_submit: int | None = None
     crash: int | None = None
     hard: bool = False
+    kill: bool = False
 
     def __post_init__(self) -> None:
         for name in ("transient", "ambiguous", "timeout", "failed"):
@@ -91,6 +97,9 @@ class FaultyConnection:
 
     def usage(self, job: Any) -> Any:
         return self.inner.usage(job.inner if isinstance(job, _FaultyJob) else job)
+
+    def estimate(self, job: Any) -> Any:
+        return self.inner.estimate(job.inner if isinstance(job, _FaultyJob) else job)
 
     def sleep(self, seconds: float) -> None:
         self.inner.sleep(seconds)

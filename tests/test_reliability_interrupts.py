@@ -1,0 +1,264 @@
+"""Issue 25, item 1: SIGINT and SIGTERM lose nothing. A signal never lands inside a journal
+write (``qbo.files.uninterrupted`` holds it), the run cuts its journals back to their last
+commit, releases its lock, prints one line saying how to resume and exits 130 or 143; the
+resume gives byte-identical files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.journal import UnitJournal
+from qbo.experiments.runner import run_experiment
+from qbo.files import Interrupted, interruptible, uninterrupted
+
+ROOT = Path(__file__).resolve().parents[1]
+ARGS = ["run", "--budget", "1500", "--trials", "2", "--seed", "3"]
+COMPARED = ("config.toml", "run.json", "stages.jsonl", "summary.csv")
+CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+BEFORE_CLAIM = "interrupted before the run folder was claimed; nothing to resume: run the command again"
+
+
+def _cli(*args, cwd):
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "qbo.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    assert not (folder / "units").exists()
+    return {name: (folder / name).read_bytes() for name in COMPARED}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("reference")
+    started = time.monotonic()
+    proc = _cli(*ARGS, "--out", "R", cwd=cwd)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    return _files(cwd / "R"), time.monotonic() - started
+
+
+def _handling(pid: int) -> bool:
+    """Whether process ``pid`` catches SIGTERM yet (its SigCgt mask): the interpreter has
+    started and qbo's CLI has installed its handlers. Before that no Python code runs, and a
+    signal ends the process as it would end any program."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(caught >> (signal.SIGTERM - 1) & 1)
+
+
+def _interrupt_then_resume(cwd: Path, sig: int, moment: float | None, expected: dict[str, bytes]) -> bool:
+    """Interrupt a run ``moment`` s after its CLI catches signals (None: once its first
+    journal is on disk), resume it, compare; True if the signal landed before the run finished."""
+    proc = _cli(*ARGS, "--out", "R", cwd=cwd)
+    deadline = time.monotonic() + 60
+    while not _handling(proc.pid):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.002)
+    if moment is None:
+        deadline = time.monotonic() + 120
+        while not list((cwd / "R" / "units").glob("*.jsonl")) if (cwd / "R" / "units").is_dir() else True:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+    else:
+        time.sleep(moment)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    run = cwd / "R"
+    if proc.returncode == 0:  # it finished before the signal came
+        assert lines == [] and _files(run) == expected
+        return False
+    assert proc.returncode == CODES[sig], (moment, proc.returncode, err.decode())
+    if (run / "run.json").exists():
+        assert lines == ["interrupted; resume with: qbo run --resume R"], (moment, lines)
+        again = _cli("run", "--resume", "R", cwd=cwd)
+    else:
+        assert lines in (["interrupted"], [BEFORE_CLAIM]), (moment, lines)  # the CLI was still loading
+        again = _cli(*ARGS, "--out", "R", cwd=cwd)
+    _, err = again.communicate(timeout=300)
+    assert again.returncode == 0, (moment, err.decode())
+    assert _files(run) == expected, moment
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_mid_run_prints_one_line_and_resumes_byte_identically(reference, tmp_path, sig):
+    expected, _ = reference
+    assert _interrupt_then_resume(tmp_path, sig, None, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_20_interrupts_at_random_moments_then_resume_are_byte_identical(reference, tmp_path, sig):
+    expected, wall = reference
+    rng = np.random.default_rng(25 + sig)
+    moments = np.concatenate([rng.uniform(0.0, 1.0, 6), rng.uniform(0.0, wall, 14)])  # 6 in start-up
+    landed = 0
+    for i, moment in enumerate(moments):
+        cwd = tmp_path / f"i{i}"
+        cwd.mkdir()
+        landed += _interrupt_then_resume(cwd, sig, float(moment), expected)
+    assert landed >= 15  # most moments fall inside the run, not after it
+
+
+def test_a_signal_during_a_journal_write_waits_for_the_write_to_end(tmp_path, monkeypatch):
+    """The signal arrives inside fsync: the commit completes, then Interrupted is raised, and
+    close() sends nothing twice (the journal verifies and reads back every committed stage)."""
+    path = tmp_path / "u.jsonl"
+    sha = "0" * 64
+    journal = UnitJournal(path, sha, flush_every_s=3600.0)
+    journal.read()
+    for stage in range(1, 4):
+        journal.append({"trial": 0, "algorithm": "a", "stage": stage, "cum_calls": stage})
+    real_fsync = os.fsync
+
+    def fsync_with_signal(fd):
+        os.kill(os.getpid(), signal.SIGINT)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_with_signal)
+    with interruptible(), pytest.raises(Interrupted):
+        journal.commit()
+        time.sleep(1.0)  # not reached: the held signal is raised as the commit ends
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    journal.close()
+    replay = UnitJournal(path, sha).read()
+    assert [r["stage"] for r in replay.records] == [1, 2, 3]
+    assert path.read_bytes().count(b"\n") == 5  # header, three stages, one checkpoint: nothing repeated
+
+
+def test_a_failed_write_is_never_sent_again(tmp_path, monkeypatch):
+    """An fsync that fails cuts the file back to its last commit; close() does not append
+    the same lines a second time, so the journal still verifies."""
+    path = tmp_path / "u.jsonl"
+    sha = "0" * 64
+    journal = UnitJournal(path, sha, flush_every_s=3600.0)
+    journal.read()
+    journal.append({"trial": 0, "algorithm": "a", "stage": 1, "cum_calls": 1})
+    journal.commit()
+    size = path.stat().st_size
+    journal.append({"trial": 0, "algorithm": "a", "stage": 2, "cum_calls": 2})
+
+    def failing_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError) as caught:
+        journal.commit()
+    assert caught.value.filename == str(path)  # a full disk names the file
+    monkeypatch.undo()
+    journal.close()
+    assert path.stat().st_size == size
+    assert [r["stage"] for r in UnitJournal(path, sha).read().records] == [1]
+
+
+def test_signals_outside_a_write_raise_at_once_and_only_once():
+    with interruptible():
+        with pytest.raises(Interrupted) as caught:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1.0)
+        assert caught.value.exit_code == 143
+        os.kill(os.getpid(), signal.SIGINT)  # the clean-up after the first is not disturbed
+        time.sleep(0.01)
+    with interruptible():
+        with pytest.raises(Interrupted):
+            with uninterrupted:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.01)
+                done = True
+        assert done
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_in_process_releases_its_lock(tmp_path, monkeypatch):
+    config = ExperimentConfig(budget=300, trials=1, algorithms=("gp-ucb",))
+    original = UnitJournal.append
+    count = {"n": 0}
+
+    def append(self, record):
+        count["n"] += 1
+        if count["n"] == 50:
+            os.kill(os.getpid(), signal.SIGINT)
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", append)
+    with interruptible(), pytest.raises(Interrupted):
+        run_experiment(config, tmp_path / "R")
+    monkeypatch.setattr(UnitJournal, "append", original)
+    run_experiment(config, tmp_path / "R")  # the lock was released; the resume completes
+
+
+def _main(argv, monkeypatch, capsys):
+    from qbo.cli.app import main
+
+    monkeypatch.setattr(sys, "argv", ["qbo", *argv])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_cli_prints_one_line_exits_128_plus_the_signal_and_resumes_identically(tmp_path, monkeypatch, capsys, sig):
+    """In process (the subprocess tests above are slow): the signal arrives at the 120th stage."""
+    args = ["run", "--budget", "300", "--trials", "2", "--algorithms", "gp-ucb", "--seed", "4"]
+    monkeypatch.chdir(tmp_path)
+    assert _main([*args, "--out", "plain"], monkeypatch, capsys)[0] == 0
+    original = UnitJournal.append
+    count = {"n": 0}
+
+    def append(self, record):
+        count["n"] += 1
+        if count["n"] == 120:
+            os.kill(os.getpid(), sig)
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", append)
+    with interruptible():  # as python -m qbo.cli installs it
+        code, err = _main([*args, "--out", "R"], monkeypatch, capsys)
+    monkeypatch.setattr(UnitJournal, "append", original)
+    assert code == CODES[sig] and err.strip().splitlines() == ["interrupted; resume with: qbo run --resume R"]
+    assert _main(["run", "--resume", "R"], monkeypatch, capsys)[0] == 0
+    assert _files(tmp_path / "R") == _files(tmp_path / "plain")
+
+
+def test_an_interrupted_hardware_run_names_jobs_resume(tmp_path, monkeypatch, capsys):
+    from qbo.execution import runtime
+    from tests.support.fake_service import fake_ibm
+
+    conn = fake_ibm()
+    monkeypatch.setattr(runtime, "connect", lambda kind: conn)
+    config = tmp_path / "cfg.toml"
+    config.write_text(ExperimentConfig(algorithms=("q-gp-ucb",), budget=300, trials=1).to_toml())
+    monkeypatch.chdir(tmp_path)
+    original = UnitJournal.append
+
+    def append(self, record):
+        if record["stage"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        original(self, record)
+
+    monkeypatch.setattr(UnitJournal, "append", append)
+    with interruptible():
+        code, err = _main(["submit", str(config), "--backend", "ibm:ibm_test", "--out", "R", "--yes"], monkeypatch, capsys)
+    monkeypatch.setattr(UnitJournal, "append", original)
+    lines = [line for line in err.splitlines() if "oracle calls" not in line and line.strip()]
+    assert code == 130 and lines == ["interrupted; resume with: qbo jobs resume R"], err
+    assert _main(["jobs", "resume", "R"], monkeypatch, capsys)[0] == 0
