@@ -27,9 +27,11 @@ Depth cap. A pad p on round k moves the amplitude by at most ``amplitude_bias(k,
 (``qbo.noise.depth``, the sup over theta). k_max is the largest k <= the depth eps needs with
 that bound <= ``fraction`` eps; if none qualifies, the power with the smallest bound among the
 *usable* ones (pad <= 1/4: the padded round still excludes half of [0, 1]) is the cap, and
-IAE then aims at the eps that bound leaves room for (bound / ``fraction``) instead of chasing
-the requested one with ever larger rounds; ``reached_epsilon`` is still judged on the
-requested eps.
+IAE then aims at the eps that bound leaves room for (``aim_half_width``: bound / ``fraction``,
+at most 1/4 while sampling room is left, never 1/2 while the bound is below 1/2, so it always
+spends calls) instead of chasing the requested one with ever larger rounds; ``reached_epsilon``
+is still judged on the requested eps. A mitigation whose best bound is worse than plain rounds'
+(zne's triangle bound on a deep oracle) is set aside for plain rounds, and the note says so.
 
 Reachability (``Estimate.diagnostics``, reward units, the keys MLAE uses):
 ``reachable_half_width`` (the half-width reached), ``epsilon_floor`` (the smallest half-width
