@@ -79,12 +79,13 @@ def submit(
     if plan_trials is not None and plan_trials < 1:
         raise ValueError(f"--plan-trials must be >= 1, got {plan_trials}")
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
-    device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
+    connection = runtime.connect(kind)
+    device = connection.backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
     check_claimable(folder, cfg)  # a file, a foreign folder or another experiment's run folder: before the plan
     calibration = _calibration(kind, name, device, folder)
-    for line in plan_lines(cost_plan(cfg, device, plan_trials, calibration), cfg, mode, limits, device, calibration):
+    for line in plan_lines(cost_plan(cfg, device, plan_trials, calibration, connection.replica(), mode), cfg, mode, limits, device, calibration):
         typer.echo(line)
     if not yes and not _confirmed():
         typer.echo("not submitted: the plan was not confirmed (--yes confirms it)", err=True)
@@ -140,8 +141,15 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
     if plan["tv"]:
         lines.append("  time-varying problem: no job prediction (jobs still stop at the caps)")
     else:
-        lines[0] += (f" simulated on an ideal device for {plan['simulated']} of {plan['trials']} trials"
-                     + (f", scaled x{plan['trials'] / plan['simulated']:g}" if plan["simulated"] < plan["trials"] else ""))
+        how = ("replayed with the run's seeds on a simulator that answers as the target will"
+               if plan["kind"] == "replay" else "simulated on an ideal device")
+        scaled = plan["simulated"] < plan["trials"]
+        lines[0] += (f" {how} for {plan['simulated']} of {plan['trials']} trials"
+                     + (f", scaled x{plan['trials'] / plan['simulated']:g}" if scaled else ""))
+        if plan["kind"] == "replay" and not scaled:
+            lines.append("  exact: the run submits these jobs unless a job fails or a cap stops it")
+        else:
+            lines.append("  an estimate, not a bound: the device's outcomes decide how many rounds each estimate takes")
     total = dict.fromkeys(TALLIES, 0.0)
     for name, entry in plan["algorithms"].items():
         if not entry["quantum"]:
