@@ -135,7 +135,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
     """The cost plan as printed before anything is submitted."""
     from qbo.execution import parse_target
     from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
-    from qbo.experiments.cost_plan import TALLIES
+    from qbo.experiments.cost_plan import PLAN_RESEEDS, TALLIES
 
     lines = [f"cost plan for {cfg.target} ({mode} mode), {cfg.trials} trials x {len(cfg.algorithms)} algorithms, budget {cfg.budget}:"]
     if plan["tv"]:
@@ -149,7 +149,7 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         if plan["kind"] == "replay" and not scaled:
             lines.append("  exact: the run submits these jobs unless a job fails or a cap stops it")
         else:
-            lines.append("  an estimate, not a bound: the device's outcomes decide how many rounds each estimate takes")
+            lines.append("  an estimate, not a bound: the outcomes decide how many rounds each estimate takes")
     total = dict.fromkeys(TALLIES, 0.0)
     for name, entry in plan["algorithms"].items():
         if not entry["quantum"]:
@@ -158,6 +158,9 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         per_stage = entry["jobs"] / entry["stages"] if entry["stages"] else 0.0
         lines.append(f"  {name}: {entry['jobs']:,.0f} jobs, {entry['circuits']:,.0f} circuits, {entry['shots']:,.0f} shots, "
                      f"{entry['stages']:,.0f} quantum stages ({per_stage:.1f} jobs per stage), ~{entry['qpu_s']:,.0f} QPU s")
+        if plan["kind"] == "ideal":
+            lines.append(f"    up to {entry['jobs_upper']:,.0f} jobs: the most over {PLAN_RESEEDS + 1} sampling seeds on an "
+                         "ideal device (a spread, not a bound)")
         for key in total:
             total[key] += entry[key]
     if not plan["tv"]:
