@@ -341,7 +341,7 @@ def planned_jobs(stdout: str) -> int:
     return int(q_line.split()[1].replace(",", ""))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_the_plan_replays_the_run_on_the_test_service_and_counts_its_jobs_exactly(tmp_path, monkeypatch, seed):
     """Issue 25 item 3: several trials, several seeds; an ideal-device plan missed by up to 3%."""
     config = ExperimentConfig(algorithms=("q-gp-ucb",), budget=1500, trials=3, target="ibm:ibm_test", seed=seed)
