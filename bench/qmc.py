@@ -8,6 +8,15 @@ Columns: mean oracle calls (with its standard error), eps * mean calls, median c
 random amplitudes with its Wilson 95% lower bound, ms per estimate.
 
     python bench/qmc.py [--amplitudes 200] [--alpha 0.05] [--eps 0.03,0.01,0.003,0.001] [--only iae,mlae]
+
+C(delta) mode (issue 22): eps * calls per method at each failure probability delta, with
+coverage, its Wilson 95% lower bound, median and p99.9 of calls; amplitudes uniform on (0, 1)
+(so near 0 and 1 too). LRAE runs on a Bernoulli sampler drawn here with numpy (its estimator
+code, ``LikelihoodRatioAE.run``, is the one ``estimate`` runs); IAE and MLAE run on the exact
+executor. Then resumed LRAE: six refinements eps 2^5, ..., eps of one arm against a fresh
+estimate at eps, with simultaneous coverage of all six intervals.
+
+    python bench/qmc.py --deltas 0.05,0.01,0.001 --runs 2000 --methods lrae,iae,mlae --slow-runs 200
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ import numpy as np
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
 from qbo.qmc import IterativeAmplitudeEstimation, MaximumLikelihoodAE, MonteCarloEstimator
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState, refine
+from qbo.qmc.result import Round
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -69,6 +80,88 @@ def summarise(name, eps, rows):
     return calls.mean()
 
 
+def bernoulli_sampler(rng: np.random.Generator, a: float):
+    """sample(k, shots) -> Round with ones ~ Binomial(shots, sin^2((2k + 1) theta)), a = sin^2 theta."""
+    theta = np.arcsin(np.sqrt(a))
+
+    def sample(k: int, shots: int) -> Round:
+        return Round(k, shots, int(rng.binomial(shots, np.sin((2 * k + 1) * theta) ** 2)))
+    return sample
+
+
+def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
+    rng = np.random.default_rng(seed)
+    est = LikelihoodRatioAE(eps, delta)
+    rows = []
+    for a in amplitudes:
+        start = time.perf_counter()
+        rounds, iv = est.run(eps, bernoulli_sampler(rng, float(a)))
+        low, high, _ = iv.amplitude()
+        rows.append((sum(r.oracle_calls for r in rounds), low <= a <= high, time.perf_counter() - start))
+    return rows
+
+
+def run_resumed(eps: float, delta: float, amplitudes: np.ndarray, seed: int, visits: int = 6):
+    """Per amplitude: total calls of ``visits`` refinements eps 2^(visits-1), ..., eps, and
+    whether every interval along the way covered."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a in amplitudes:
+        start = time.perf_counter()
+        sample = bernoulli_sampler(rng, float(a))
+        state, calls, every = LRState(delta), 0, True
+        for j in range(visits - 1, -1, -1):
+            state, new = refine(state, eps * 2**j, sample)
+            calls += sum(r.oracle_calls for r in new)
+            low, high = state.interval
+            every = every and low <= a <= high
+        rows.append((calls, every, time.perf_counter() - start))
+    return rows
+
+
+def delta_tables(args) -> None:
+    eps = float(args.eps.split(",")[-1])
+    methods = args.methods.split(",")
+    rng = np.random.default_rng(2026)
+    print(f"C(delta): exact target, eps={eps}, amplitudes uniform on (0, 1); calls = sum shots*(2k+1), every round")
+    print("| method          | delta  |  runs | eps*mean calls | cover  | Wilson lb | 1-2 delta | median calls | p99.9 calls | p99.9/med | ms/est |")
+    print("|-----------------|--------|-------|----------------|--------|-----------|-----------|--------------|-------------|-----------|--------|")
+    for delta in (float(d) for d in args.deltas.split(",")):
+        for method in methods:
+            runs = args.runs if method == "lrae" else args.slow_runs
+            amps = rng.uniform(0.0, 1.0, runs)
+            if method == "lrae":
+                rows = run_lrae(eps, delta, amps, 7)
+            elif method == "iae":
+                rows = run_qbo(IterativeAmplitudeEstimation(eps, delta), amps, 1)
+            elif method == "mlae":
+                rows = run_qbo(MaximumLikelihoodAE(eps, delta), amps, 3)
+            else:
+                raise SystemExit(f"--methods: unknown method '{method}' (expected lrae, iae, mlae)")
+            delta_row(method, delta, eps, rows)
+    print()
+    print(f"Resumed LRAE: 6 refinements eps*32 ... eps of one arm (levels delta/(j(j+1))) vs a fresh LRAE at eps")
+    print("| delta  |  runs | resumed eps*calls | fresh eps*calls | ratio | all 6 cover | Wilson lb |")
+    print("|--------|-------|-------------------|-----------------|-------|-------------|-----------|")
+    for delta in (float(d) for d in args.deltas.split(",")):
+        amps = rng.uniform(0.0, 1.0, args.resumed_runs)
+        res = run_resumed(eps, delta, amps, 11)
+        fresh = run_lrae(eps, delta, amps, 13)
+        rc = np.mean([r[0] for r in res]); fc = np.mean([r[0] for r in fresh])
+        cov = sum(bool(r[1]) for r in res)
+        print(f"| {delta:6.0e} | {len(res):5d} | {eps * rc:17.2f} | {eps * fc:15.2f} | {rc / fc:5.2f} | "
+              f"{cov / len(res):11.4f} | {wilson_lower(cov, len(res)):9.4f} |", flush=True)
+
+
+def delta_row(method: str, delta: float, eps: float, rows) -> None:
+    calls = np.array([r[0] for r in rows], dtype=float)
+    covered = int(sum(bool(r[1]) for r in rows))
+    med, tail = np.median(calls), np.percentile(calls, 99.9)
+    print(f"| {method:15s} | {delta:6.0e} | {len(rows):5d} | {eps * calls.mean():14.2f} | {covered / len(rows):6.4f} | "
+          f"{wilson_lower(covered, len(rows)):9.4f} | {1 - 2 * delta:9.4f} | {med:12.0f} | {tail:11.0f} | {tail / med:9.2f} | "
+          f"{1000 * np.mean([r[2] for r in rows]):6.1f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--amplitudes", type=int, default=200)
@@ -76,7 +169,15 @@ def main() -> None:
     parser.add_argument("--eps", default="0.03,0.01,0.003,0.001")
     parser.add_argument("--no-baseline", action="store_true", help="skip qiskit-algorithms")
     parser.add_argument("--only", default="iae,mlae,mc", help="comma list of qbo estimators: iae, mlae, mc")
+    parser.add_argument("--deltas", default="", help="comma list of failure probabilities: C(delta) mode")
+    parser.add_argument("--methods", default="lrae,iae,mlae", help="C(delta) mode: methods to run")
+    parser.add_argument("--runs", type=int, default=2000, help="C(delta) mode: LRAE runs per delta")
+    parser.add_argument("--slow-runs", type=int, default=200, help="C(delta) mode: IAE and MLAE runs per delta")
+    parser.add_argument("--resumed-runs", type=int, default=500, help="C(delta) mode: resumed-vs-fresh runs per delta")
     args = parser.parse_args()
+    if args.deltas:
+        delta_tables(args)
+        return
     amplitudes = np.random.default_rng(2024).uniform(0, 1, args.amplitudes)
     try:
         import qiskit_algorithms  # noqa: F401

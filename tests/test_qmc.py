@@ -6,7 +6,7 @@ import pytest
 
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli, gaussian
-from qbo.qmc import AutoEstimator, IterativeAmplitudeEstimation, MonteCarloEstimator, make_estimator
+from qbo.qmc import AutoEstimator, IterativeAmplitudeEstimation, LikelihoodRatioAE, MonteCarloEstimator, make_estimator
 
 
 def test_mc_costs_scale_as_one_over_eps_squared():
@@ -46,8 +46,13 @@ def test_auto_choice_never_depends_on_the_unknown_mean():
         assert len(kinds) == 1, (eps, kinds)
 
 
-def test_auto_uses_iae_at_small_eps():
+def test_auto_uses_lrae_at_small_eps():
     auto = AutoEstimator(0.005, 0.05)
+    assert isinstance(auto.choose(bernoulli(0.3)), LikelihoodRatioAE)
+
+
+def test_auto_with_iae_options_keeps_that_iae():
+    auto = AutoEstimator(0.005, 0.05, {"shots": 100})
     assert isinstance(auto.choose(bernoulli(0.3)), IterativeAmplitudeEstimation)
 
 
@@ -56,7 +61,7 @@ def test_auto_decides_on_the_amplitude_scale():
     o = gaussian(0.5, 0.4)
     auto = AutoEstimator(0.2, 0.05)
     eps_unit = 0.2 / (o.high - o.low)
-    expected = MonteCarloEstimator(0.2).expected_calls(eps_unit) <= IterativeAmplitudeEstimation(0.2).expected_calls(eps_unit)
+    expected = MonteCarloEstimator(0.2).expected_calls(eps_unit) <= LikelihoodRatioAE(0.2).expected_calls(eps_unit)
     assert isinstance(auto.choose(o), MonteCarloEstimator) == expected
 
 

@@ -4,13 +4,14 @@ from qbo.qmc.auto import AutoEstimator
 from qbo.qmc.base import MeanEstimator
 from qbo.qmc.capped import CalibrationAwareIAE, CalibrationAwareMC
 from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator, RoundResult
 from qbo.noise import Snapshot
 
-METHODS = ("iae", "mlae", "mc", "auto")
+METHODS = ("iae", "mlae", "mc", "lrae", "auto")
 
 
 def make_estimator(
@@ -18,7 +19,8 @@ def make_estimator(
     mitigation: ProbabilityEstimator | None = None, snapshot: Snapshot | None = None,
     check_shots: int = 0, max_calls: int | None = None,
 ) -> MeanEstimator:
-    """Estimator by name: 'iae', 'mlae', 'mc' or 'auto'; ``shots`` sets IAE's (MLAE's
+    """Estimator by name: 'iae', 'mlae', 'mc', 'lrae' (``qbo.qmc.lrae``; ``shots``: its shots
+    per power) or 'auto'; ``shots`` sets IAE's (MLAE's
     intermediate) shots per round.
 
     ``mitigation`` (a ``qbo.mitigation.Mitigation``, or None) applies to IAE rounds, and to
@@ -62,6 +64,12 @@ def make_estimator(
     if method == "mlae":
         return MaximumLikelihoodAE(epsilon, alpha, snapshot=snapshot, check_shots=check_shots, mitigation=mitigation,
                                    **({} if shots is None else {"shots": shots}), **budget)
+    if method == "lrae":
+        if snapshot is not None:
+            raise ValueError("method 'lrae' assumes a noiseless device; got a device snapshot (use 'mlae' or 'iae')")
+        if max_calls is not None:
+            raise ValueError(f"method 'lrae' takes no call cap, got max_calls {max_calls} (use 'iae' or 'mlae')")
+        return LikelihoodRatioAE(epsilon, alpha, **({} if shots is None else {"shots": shots}))
     if method == "mc":
         mc = MonteCarloEstimator(epsilon, alpha, max_calls)
         return mc if snapshot is None else CalibrationAwareMC(mc, snapshot)
@@ -71,7 +79,7 @@ def make_estimator(
 
 
 __all__ = [
-    "AutoEstimator", "CalibrationAwareIAE", "CalibrationAwareMC", "Estimate", "IterativeAmplitudeEstimation", "METHODS",
+    "AutoEstimator", "CalibrationAwareIAE", "CalibrationAwareMC", "Estimate", "IterativeAmplitudeEstimation", "LRState", "LikelihoodRatioAE", "METHODS",
     "MaximumLikelihoodAE", "MeanEstimator", "MonteCarloEstimator", "ProbabilityEstimator", "Round",
     "RoundEstimator", "RoundResult", "hoeffding_shots", "make_estimator",
 ]

@@ -1,4 +1,10 @@
-"""Pick the cheaper of IAE and Monte Carlo for the requested accuracy.
+"""Pick the cheapest estimator for the requested accuracy.
+
+On the noiseless targets the quantum candidate is LRAE (``qbo.qmc.lrae``): of the methods
+whose coverage is measured, it has the lowest measured constant eps * calls at every delta
+in docs/estimators.md (bench/results/qmc_delta*.txt); its interval is asymptotic, with
+coverage measured there. Configuring IAE (``iae_options``) makes the candidate that IAE
+instead (its Clopper-Pearson rounds are rigorous). The text below is about that IAE.
 
 Q-GP-UCB asks for large eps in its early stages (eps_s = sigma_{s-1}(x_s) / sqrt(lambda),
 Alg. 1 line 3), where a fixed-shot IAE (e.g. 100 shots a round) costs far more than
@@ -22,6 +28,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
+from qbo.qmc.lrae import LikelihoodRatioAE
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.result import Estimate
@@ -29,11 +36,11 @@ from qbo.qmc.result import Estimate
 
 @dataclass(frozen=True)
 class AutoEstimator:
-    """IAE or MC, whichever its cost model predicts is cheaper for (epsilon, alpha), on the
-    noiseless targets; MLAE on noisy ones.
+    """LRAE (IAE when ``iae_options`` configure one) or MC, whichever its cost model predicts
+    is cheaper for (epsilon, alpha), on the noiseless targets; MLAE on noisy ones.
 
-    ``iae_options`` configure the IAE candidate (e.g. shots, k_max); ``mlae_options`` the
-    MLAE (e.g. budget, snapshot).
+    ``iae_options`` configure an IAE candidate (e.g. shots, k_max) in place of LRAE;
+    ``mlae_options`` the MLAE (e.g. budget, snapshot).
     """
 
     epsilon: float
@@ -44,25 +51,31 @@ class AutoEstimator:
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
 
-    def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | MonteCarloEstimator:
+    def quantum(self) -> IterativeAmplitudeEstimation | LikelihoodRatioAE:
+        """The quantum candidate on noiseless targets: the configured IAE (any ``iae_options``,
+        ``max_calls`` included: IAE honours a call cap), else LRAE."""
+        if self.iae_options:
+            return IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
+        return LikelihoodRatioAE(self.epsilon, self.alpha)
+
+    def choose(self, oracle: Oracle) -> IterativeAmplitudeEstimation | LikelihoodRatioAE | MonteCarloEstimator:
         eps = unit_epsilon(oracle, self.epsilon)
-        iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
+        quantum = self.quantum()
         mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
-        return mc if mc.expected_calls(eps) <= iae.expected_calls(eps) else iae
+        return mc if mc.expected_calls(eps) <= quantum.expected_calls(eps) else quantum
 
     def planned_calls(self, oracle: Oracle) -> float:
         """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it):
         MLAE's when a device model is given (``mlae_options['snapshot']``: what ``estimate``
-        runs there), else the cheaper of IAE and MC. A noisy target without a snapshot is
+        runs there), else the cheaper of the quantum candidate and MC. A noisy target without a snapshot is
         planned with the noiseless models."""
         if self.mlae_options.get("snapshot") is not None:
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).planned_calls(oracle)
         return self.expected_calls(unit_epsilon(oracle, self.epsilon))
 
     def expected_calls(self, epsilon_unit: float) -> float:
-        iae = IterativeAmplitudeEstimation(self.epsilon, self.alpha, **self.iae_options)
         mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
-        return min(mc.expected_calls(epsilon_unit), iae.expected_calls(epsilon_unit))
+        return min(mc.expected_calls(epsilon_unit), self.quantum().expected_calls(epsilon_unit))
 
     @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:

@@ -1,0 +1,491 @@
+"""Likelihood-ratio amplitude estimation (LRAE): doubling Grover powers, one likelihood over
+every round, a likelihood-ratio interval; resumable across visits of an arm.
+
+Schedule. With a = sin^2(theta), a shot of Q^k A reads 1 with p_k = sin^2(K theta), K = 2k + 1
+(Brassard et al. 2002; Suzuki et al. 2020 use exponential powers with maximum likelihood).
+One shot at K carries Fisher information 4 K^2 on theta whatever theta is, and costs K calls
+(``qbo.grover.oracle_calls``), so deep powers are cheap per unit of information; what limits
+the depth is ambiguity: p_K repeats every pi / K in theta. LRAE grows the power as
+K -> 2 K + 1 (never deeper than pi / width of the set still plausible at the loose
+``LOCALISE`` level, so that set holds less than one period of the new power) with ``shots``
+shots per power; once the information still missing to reach eps fits in fewer than
+``shots`` shots at the next power, the last round takes just those shots. The constant
+eps * calls is then about z sqrt(shots) sqrt(3) / 4 at a = 1/2 (z: the normal quantile of
+alpha; docs/estimators.md derives it), against z^2-like growth of union-bound schemes.
+
+Interval. After every round, the log-likelihood of all rounds,
+l(theta) = sum_i h_i log sin^2(K_i theta) + (n_i - h_i) log cos^2(K_i theta), is maximised
+over the plausible set, and the reported interval is the hull of
+{theta : 2 (l(theta_hat) - l(theta)) <= q}, q the chi^2_1 quantile at 1 - alpha (Wilks),
+mapped to a by sin^2. This is an *asymptotic* interval: its coverage is measured, not proved
+(bench/qmc.py; docs/estimators.md gives the measured coverage at alpha = 0.05, 1e-2, 1e-3 and
+how the tail is extrapolated to smaller alpha). The rigorous alternative is Clopper-Pearson IAE
+(``qbo.qmc.iae``).
+
+Resumption (Q-BO seed 004, Alg. 1 and App. H revisit arms at shrinking eps). An
+:class:`LRState` keeps every round of an arm and the plausible set. Refinement j (1-based)
+uses the level alpha_j = alpha / (j (j + 1)) (these sum to alpha), and its interval is the
+likelihood-ratio set of *all* rounds so far, so nothing measured is wasted; if each interval
+covers with probability 1 - alpha_j, all of them cover simultaneously with probability
+>= 1 - alpha by the union bound (uniformly over the number of refinements and any eps
+sequence an adaptive policy picks before each refinement's shots).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+from scipy.stats import chi2
+
+from qbo.execution.base import Executor
+from qbo.oracles.base import Oracle
+from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.progress import Tracker
+from qbo.qmc.result import Estimate, Round
+
+__all__ = [
+    "LRState", "LikelihoodRatioAE", "likelihood_interval", "refine", "refine_estimate", "expected_refine_calls",
+    "refinement_level", "threshold",
+]
+
+METHOD = "lrae"
+METHOD_RESUMED = "lrae-resumed"
+HALF_PI = 0.5 * math.pi
+LOCALISE = 30.0  # extra 2 log-likelihood kept in the plausible set beyond the interval's threshold
+GRID_PER_PERIOD = 24  # grid points per period pi / K of the deepest power when the set is searched
+MAX_ROUNDS = 400
+BOOST = 1.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
+PHASE_SLACK = 1.25  # a new power may be up to this factor off the one asked, to sit where p_K is near 1/2
+TOP_UP = 0.05  # an interval the Gaussian model calls done but is not: add this share of the information
+Sampler = Callable[[int, int], Round]
+
+
+def threshold(alpha: float) -> float:
+    """Wilks' threshold on 2 (l_max - l(theta)): the chi^2_1 quantile at 1 - alpha."""
+    return float(chi2.isf(alpha, 1))
+
+
+def default_shots(alpha: float) -> int:
+    """Least shots per power: q / 4 + 7 (q = ``threshold(alpha)``), so that the older powers
+    rule out the new power's aliases with room to spare at level alpha (docs/estimators.md)."""
+    return math.ceil(0.25 * threshold(alpha)) + 7
+
+
+def refinement_level(alpha: float, j: int) -> float:
+    """Level of refinement j (1-based): alpha / (j (j + 1)); they sum to alpha."""
+    if j < 1:
+        raise ValueError(f"refinement index must be >= 1, got {j}")
+    return alpha / (j * (j + 1))
+
+
+def _pooled(rounds: tuple[Round, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(K, shots, ones) summed per power."""
+    acc: dict[int, list[int]] = {}
+    for r in rounds:
+        n_h = acc.setdefault(2 * r.k + 1, [0, 0])
+        n_h[0] += r.shots
+        n_h[1] += r.ones
+    ks = np.array(sorted(acc), dtype=float)
+    return ks, np.array([acc[int(k)][0] for k in ks], float), np.array([acc[int(k)][1] for k in ks], float)
+
+
+_TINY = 1e-300
+
+
+def _loglik(theta: np.ndarray, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> np.ndarray:
+    """l(theta) for an array of theta (shape P) over pooled powers (shape R)."""
+    s = np.sin(np.multiply.outer(theta, ks)) ** 2
+    c = 1.0 - s
+    return (hs * np.log(np.maximum(s, _TINY)) + (ns - hs) * np.log(np.maximum(c, _TINY))).sum(axis=-1)
+
+
+def _loglik1(theta: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> float:
+    return float(_loglik(np.array([theta]), ks, ns, hs)[0])
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A likelihood-ratio set's hull on theta, its maximiser, and the plausible set (a union
+    of theta intervals at the looser level q + LOCALISE)."""
+
+    theta_hat: float
+    theta_low: float
+    theta_high: float
+    plausible: tuple[tuple[float, float], ...]
+
+    def amplitude(self) -> tuple[float, float, float]:
+        """(low, high, value) on the amplitude scale."""
+        return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2, math.sin(self.theta_hat) ** 2
+
+
+def likelihood_interval(
+    rounds: tuple[Round, ...], q: float, search: tuple[tuple[float, float], ...] = ((0.0, HALF_PI),)
+) -> Interval:
+    """The hull of {theta in search : 2 (l_max - l(theta)) <= q} for the likelihood of ``rounds``,
+    and the plausible set at q + LOCALISE (within ``search``), as an :class:`Interval`.
+
+    The search set is gridded at GRID_PER_PERIOD points per period pi / K_max; the maximiser and
+    both ends are then refined (bounded Brent, Brent root) between grid points."""
+    ks, ns, hs = _pooled(rounds)
+    kmax = float(ks.max()) if len(ks) else 1.0
+    step = math.pi / (kmax * GRID_PER_PERIOD)
+    grids = []
+    for lo, hi in search:
+        n = max(3, int(math.ceil((hi - lo) / step)) + 1)
+        grids.append(np.linspace(lo, hi, n))
+    theta = np.concatenate(grids)
+    ll = _loglik(theta, ks, ns, hs)
+    i = int(np.argmax(ll))
+    lo_b, hi_b = max(0.0, theta[i] - step), min(HALF_PI, theta[i] + step)
+    best = minimize_scalar(lambda t: -_loglik1(t, ks, ns, hs), bounds=(lo_b, hi_b), method="bounded",
+                           options={"xatol": 1e-13 * max(1.0, kmax) / kmax})
+    t_hat, l_hat = (float(best.x), -float(best.fun)) if -best.fun >= ll[i] else (float(theta[i]), float(ll[i]))
+    dev = 2.0 * (l_hat - ll)
+    inside = np.flatnonzero(dev <= q)
+    if len(inside) == 0:  # the set is narrower than a grid step: it lies around t_hat
+        inside = np.array([i])
+    first, last = int(inside[0]), int(inside[-1])
+
+    def g(t: float) -> float:
+        return 2.0 * (l_hat - _loglik1(t, ks, ns, hs)) - q
+
+    def end(j_in: int, j_out: int, t_in: float) -> float:
+        t_out = float(theta[j_out])
+        if abs(t_out - t_in) > 2 * step:  # the neighbour lies in another search interval: stop at the grid point
+            return t_in
+        return brentq(g, t_in, t_out, xtol=1e-15) if g(t_out) > 0 and g(t_in) <= 0 else t_in
+
+    t_low = min(float(theta[first]), t_hat)
+    t_high = max(float(theta[last]), t_hat)
+    if first > 0:
+        t_low = end(first, first - 1, t_low)
+    if last < len(theta) - 1:
+        t_high = end(last, last + 1, t_high)
+    keep = dev <= q + LOCALISE
+    keep[i] = True
+    plausible = _runs(theta, keep, step, search)
+    return Interval(t_hat, t_low, t_high, plausible)
+
+
+def _runs(theta: np.ndarray, keep: np.ndarray, step: float, search: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
+    """Maximal runs of kept grid points, each padded by one grid step, clipped to ``search``."""
+    out: list[tuple[float, float]] = []
+    idx = np.flatnonzero(keep)
+    if len(idx) == 0:
+        return search
+    breaks = np.flatnonzero(np.diff(theta[idx]) > 1.5 * step)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(idx) - 1]))
+    for s, e in zip(starts, ends):
+        lo, hi = float(theta[idx[s]]) - step, float(theta[idx[e]]) + step
+        for a, b in search:
+            lo_c, hi_c = max(lo, a), min(hi, b)
+            if hi_c > lo_c:
+                out.append((lo_c, hi_c))
+    merged: list[tuple[float, float]] = []
+    for lo, hi in sorted(out):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _theta_half_width(theta: float, eps: float) -> float:
+    """The largest w with (sin^2 min(theta + w, pi/2) - sin^2 max(theta - w, 0)) / 2 <= eps."""
+    def width(w: float) -> float:
+        return 0.5 * (math.sin(min(theta + w, HALF_PI)) ** 2 - math.sin(max(theta - w, 0.0)) ** 2)
+
+    lo, hi = 0.0, HALF_PI
+    if width(hi) <= eps:
+        return hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if width(mid) <= eps else (lo, mid)
+    return lo
+
+
+def _information(rounds: tuple[Round, ...]) -> float:
+    """Fisher information on theta of all rounds: sum 4 K^2 shots (independent of theta)."""
+    return float(sum(4.0 * (2 * r.k + 1) ** 2 * r.shots for r in rounds))
+
+
+def _next_round(rounds: tuple[Round, ...], iv: Interval, eps: float, q: float, shots: int,
+                k_max: int | None) -> tuple[int, int]:
+    """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate."""
+    k_last = max(r.k for r in rounds)
+    info = _information(rounds)
+    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info:
+        return _split(iv.theta_low, iv.theta_high, q, k_last, shots, k_max)
+    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max)
+
+
+def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_max: int | None) -> tuple[int, int]:
+    """A round for an interval the Gaussian model calls done but is not: its likelihood keeps two
+    modes near its ends (the deepest power's mirror alias, which more shots there never split).
+    The power up to 2K + 1 whose p_K differs most between the ends per call, with the shots that
+    make their likelihood ratio about q (n ~ q / (4 dp^2)), at most ``shots``."""
+    big_cap = 4 * k_last + 3 if k_max is None else min(4 * k_last + 3, 2 * k_max + 1)
+    cands = np.arange(1, big_cap + 1, 2, dtype=float)
+    dp = np.sin(cands * theta_a) ** 2 - np.sin(cands * theta_b) ** 2
+    i = int(np.argmax(dp * dp / cands))
+    n = math.ceil(q / (4.0 * max(float(dp[i] ** 2), 1e-12)))
+    return int(cands[i] - 1) // 2, int(min(max(n, 1), shots))
+
+
+def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: int,
+          k_max: int | None) -> tuple[int, int]:
+    """The round after a deepest power ``k_last`` (every power holds >= ``shots`` shots) when the
+    information so far is ``info`` and the estimate is theta.
+
+    The information still missing for amplitude half-width eps is q / w^2 - info (w: the theta
+    half-width giving eps at theta; at least TOP_UP of ``info``, when the model calls done what
+    the interval is not). If ``shots`` shots at K -> 2K + 1 cannot supply it: a full level
+    there. If the power that supplies it with ``shots`` shots is no deeper than the deepest:
+    the missing shots at the deepest. Else a last level of ``shots`` shots at the least power
+    that supplies it. A new power is placed where K theta is nearest an odd multiple of pi / 4
+    (p_K near 1/2), within PHASE_SLACK of the power asked, so its mirror alias lies a quarter
+    period away, where the older powers rule it out."""
+    w = _theta_half_width(theta, eps)
+    big_last = 2 * k_last + 1
+    big_cap = 2 * big_last + 1
+    if k_max is not None:
+        big_cap = min(big_cap, 2 * k_max + 1)
+    missing = max(q / (w * w) - info, TOP_UP * info)
+    if missing <= 4.0 * shots * big_last * big_last or big_cap <= big_last:
+        return k_last, max(1, math.ceil(missing / (4.0 * big_last * big_last)))
+    low = max(big_last + 2, int(big_cap / PHASE_SLACK))
+    big_k = _phase_power(theta, low, big_cap)
+    n = math.ceil(missing / (4.0 * big_k * big_k))
+    if n <= shots:
+        return (big_k - 1) // 2, n
+    return (big_k - 1) // 2, level_shots(shots, big_k, q / (w * w))
+
+
+def level_shots(shots: int, big_k: int, need: float) -> int:
+    """Shots of a full level at power K: ``shots`` plus BOOST per halving between K and the
+    deepest power the schedule will reach (about sqrt(need / (16 shots / 3))), so that the
+    shallow powers, on which every later alias decision rests, are the surest (robust phase
+    estimation's rule, Kimmel et al. 2015, Sec. III)."""
+    big_goal = math.sqrt(need * 3.0 / (16.0 * shots))
+    return shots + math.ceil(BOOST * max(0.0, math.log2(big_goal / big_k)))
+
+
+def _phase_power(theta: float, big_low: int, big_high: int) -> int:
+    """The odd K in [big_low, big_high] (the largest odd <= big_high if none) with
+    |sin(2 K theta)| largest: p_K = sin^2(K theta) nearest 1/2."""
+    low = big_low + (1 - big_low % 2)
+    high = big_high - (1 - big_high % 2)
+    if high < low:
+        return max(high, 1)
+    cands = np.arange(low, high + 1, 2)
+    return int(cands[int(np.argmax(np.abs(np.sin(2.0 * cands * theta))))])
+
+
+@dataclass(frozen=True)
+class LRState:
+    """Everything an arm's amplitude estimate has measured, as a value (JSON via ``to_json``).
+
+    ``alpha``: total failure budget over all refinements; ``rounds``: every round run;
+    ``plausible``: the theta set still plausible (union of intervals); ``refinements``: how
+    many refinements ran rounds; ``theta_low``/``theta_high``/``theta_hat``: the last interval.
+    """
+
+    alpha: float
+    rounds: tuple[Round, ...] = ()
+    plausible: tuple[tuple[float, float], ...] = ((0.0, HALF_PI),)
+    refinements: int = 0
+    theta_low: float = 0.0
+    theta_high: float = HALF_PI
+    theta_hat: float = 0.25 * math.pi
+
+    def __post_init__(self) -> None:
+        check_accuracy(1.0, self.alpha)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2
+
+    @property
+    def half_width(self) -> float:
+        low, high = self.interval
+        return 0.5 * (high - low)
+
+    @property
+    def oracle_calls(self) -> int:
+        return sum(r.oracle_calls for r in self.rounds)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha, "rounds": [[r.k, r.shots, r.ones] for r in self.rounds],
+            "plausible": [list(p) for p in self.plausible], "refinements": self.refinements,
+            "theta_low": self.theta_low, "theta_high": self.theta_high, "theta_hat": self.theta_hat,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "LRState":
+        return cls(
+            float(data["alpha"]), tuple(Round(int(k), int(n), int(o)) for k, n, o in data["rounds"]),
+            tuple((float(a), float(b)) for a, b in data["plausible"]), int(data["refinements"]),
+            float(data["theta_low"]), float(data["theta_high"]), float(data["theta_hat"]),
+        )
+
+
+def run_schedule(
+    rounds: tuple[Round, ...], plausible: tuple[tuple[float, float], ...], eps: float, alpha: float,
+    sample: Sampler, shots: int | None = None, k_max: int | None = None,
+) -> tuple[tuple[Round, ...], Interval | None]:
+    """Run rounds until the likelihood-ratio interval at level ``alpha`` of all rounds (``rounds``
+    given, then new) has amplitude half-width <= eps; return the new rounds and the last
+    interval (None when no round ran and none was given)."""
+    q = threshold(alpha)
+    m = default_shots(alpha) if shots is None else shots
+    new: list[Round] = []
+    iv = likelihood_interval(rounds, q, plausible) if rounds else None
+    first = level_shots(m, 1, q / _theta_half_width(0.25 * math.pi, eps) ** 2)
+    while len(new) < MAX_ROUNDS:
+        if iv is not None:
+            low, high, _ = iv.amplitude()
+            if high - low <= 2 * eps * (1 + 1e-9):
+                break
+            plausible = iv.plausible
+        k, n = _next_round(rounds + tuple(new), iv, eps, q, m, k_max) if iv is not None else (0, first)
+        new.append(sample(k, n))
+        iv = likelihood_interval(rounds + tuple(new), q, plausible)
+    return tuple(new), iv
+
+
+def refine(state: LRState, eps: float, sample: Sampler, shots: int | None = None,
+           k_max: int | None = None) -> tuple[LRState, tuple[Round, ...]]:
+    """Continue ``state`` to amplitude half-width ``eps`` at level alpha_j (module docstring);
+    pure given ``sample``. Returns the new state and the new rounds only."""
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number > 0, got {eps}")
+    if state.rounds and state.half_width <= eps * (1 + 1e-9):
+        return state, ()
+    j = state.refinements + 1
+    alpha_j = refinement_level(state.alpha, j)
+    new, iv = run_schedule(state.rounds, state.plausible, eps, alpha_j, sample, shots, k_max)
+    if not new or iv is None:
+        return state, ()
+    out = replace(state, rounds=state.rounds + new, plausible=iv.plausible, refinements=j,
+                  theta_low=iv.theta_low, theta_high=iv.theta_high, theta_hat=iv.theta_hat)
+    return out, new
+
+
+def _expected_sampler(theta: float) -> Sampler:
+    def sample(k: int, shots: int) -> Round:
+        return Round(k, shots, round(shots * math.sin((2 * k + 1) * theta) ** 2))
+    return sample
+
+
+def _schedule_calls(theta: float, eps: float, q: float, m: int, info: float = 0.0, k_last: int = -1) -> int:
+    """Cost model of one schedule at amplitude sin^2 theta: the rounds ``_plan`` picks when the
+    interval is the Gaussian one, theta_hat +- sqrt(q / I) (I: Fisher information so far),
+    starting from information ``info`` with deepest power ``k_last`` (-1: nothing run)."""
+    w = _theta_half_width(theta, eps)
+    need = q / (w * w)
+    calls = 0
+    while info < need * (1 - 1e-12):
+        k, n = (0, level_shots(m, 1, need)) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, None)
+        big_k = 2 * k + 1
+        info += 4.0 * big_k * big_k * n
+        calls += n * big_k
+        k_last = max(k_last, k)
+    return calls
+
+
+_COSTS = CostCache()
+
+
+@dataclass(frozen=True)
+class LikelihoodRatioAE:
+    """LRAE to half-width ``epsilon`` (reward units) at level 1 - ``alpha`` (asymptotic; module
+    docstring). ``shots``: shots per power (None: ``default_shots(alpha)``); ``k_max``: optional
+    cap on the Grover power."""
+
+    epsilon: float
+    alpha: float = 0.05
+    shots: int | None = None
+    k_max: int | None = None
+
+    def __post_init__(self) -> None:
+        check_accuracy(self.epsilon, self.alpha)
+        if self.shots is not None and not (isinstance(self.shots, int) and self.shots >= 1):
+            raise ValueError(f"shots must be an integer >= 1 or None, got {self.shots}")
+        if self.k_max is not None and not (isinstance(self.k_max, int) and self.k_max >= 0):
+            raise ValueError(f"k_max must be an integer >= 0 or None, got {self.k_max}")
+
+    def run(self, eps: float, sample: Sampler) -> tuple[tuple[Round, ...], Interval]:
+        """The rounds and final interval of one estimate on amplitude scale ``eps``; pure given
+        ``sample(k, shots) -> Round`` (the bench draws the binomials itself)."""
+        if eps >= 0.5:  # [0, 1] already has half-width 1/2
+            return (), Interval(0.25 * math.pi, 0.0, HALF_PI, ((0.0, HALF_PI),))
+        rounds, iv = run_schedule((), ((0.0, HALF_PI),), eps, self.alpha, sample, self.shots, self.k_max)
+        if iv is None:
+            raise RuntimeError("run_schedule ran no round at eps < 1/2")
+        return rounds, iv
+
+    def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
+        start = time.perf_counter()
+        eps = unit_epsilon(oracle, self.epsilon)
+        tracker = Tracker(METHOD, lambda: self.expected_calls(eps))
+        rounds, iv = self.run(eps, lambda k, n: tracker.told((run_round(executor, oracle, k, n),))[0])
+        low, high, value = iv.amplitude()
+        est = to_estimate(
+            oracle, low, high, value, epsilon=self.epsilon, alpha=self.alpha, rounds=rounds,
+            wall_time=time.perf_counter() - start, method=METHOD, target=executor.target,
+            reached_epsilon=high - low <= 2 * eps * (1 + 1e-9),
+            diagnostics={"interval": "likelihood-ratio (Wilks, asymptotic)", "threshold": threshold(self.alpha)},
+        )
+        return without_device_model(est, executor.target)
+
+    def planned_calls(self, oracle: Oracle) -> float:
+        """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
+        return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
+    def expected_calls(self, epsilon_unit: float) -> float:
+        """Cost model: the mean over amplitudes (j + 1/2) / 16 of the schedule's calls when the
+        interval is Gaussian (``_schedule_calls``); cached per (configuration, eps)."""
+        eps = float(epsilon_unit)
+        q = threshold(self.alpha)
+        if eps >= 0.5:
+            return 0.0
+        m = default_shots(self.alpha) if self.shots is None else self.shots
+        key = ("lrae", self.alpha, m, self.k_max, eps)
+        return _COSTS.mean_calls(key, lambda: (lambda theta: _schedule_calls(theta, eps, q, m)))
+
+
+def expected_refine_calls(state: LRState, eps: float) -> int:
+    """Cost model of ``refine``: the calls its Gaussian schedule makes from the state's
+    information at the state's estimate (deterministic; the stage loop's line-5 check)."""
+    if state.rounds and state.half_width <= eps * (1 + 1e-9):
+        return 0
+    j = state.refinements + 1
+    alpha_j = refinement_level(state.alpha, j)
+    k_last = max((r.k for r in state.rounds), default=-1)
+    return _schedule_calls(state.theta_hat, eps, threshold(alpha_j), default_shots(alpha_j),
+                           _information(state.rounds), k_last)
+
+
+def refine_estimate(state: LRState, oracle: Oracle, executor: Executor, epsilon: float) -> tuple[Estimate, LRState]:
+    """Refine on a real executor to ``epsilon`` (reward units). The Estimate holds the new
+    rounds only (its calls are what this visit spent) and the interval of all rounds, valid
+    simultaneously with every earlier one at the state's total alpha (module docstring)."""
+    start = time.perf_counter()
+    eps = unit_epsilon(oracle, epsilon)
+    tracker = Tracker(METHOD_RESUMED, lambda: float(expected_refine_calls(state, eps)))
+    new_state, rounds = refine(state, eps, lambda k, n: tracker.told((run_round(executor, oracle, k, n),))[0])
+    low, high = new_state.interval
+    estimate = to_estimate(
+        oracle, low, high, math.sin(new_state.theta_hat) ** 2, epsilon=epsilon, alpha=state.alpha, rounds=rounds,
+        wall_time=time.perf_counter() - start, method=METHOD_RESUMED, target=executor.target,
+        reached_epsilon=high - low <= 2 * eps * (1 + 1e-9),
+    )
+    return without_device_model(estimate, executor.target), new_state
