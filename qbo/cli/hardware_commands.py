@@ -19,7 +19,7 @@ from qbo.cli.errors import one_line_errors
 from qbo.cli.run_commands import fresh_folder
 
 
-jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True)
+jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True, rich_markup_mode=None)
 
 MODE_HELP = "job (one job per request), batch, or session (dedicated device time between requests)"
 BACKEND_HELP = "ibm:NAME (a real device), or fake:NAME for a local dry run in qiskit-ibm-runtime local mode"
