@@ -82,7 +82,7 @@ from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
-from qbo.qmc.resumable import ResumableState
+from qbo.qmc.resumable import arm_state_from_json
 from qbo.problems import is_drifting
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
@@ -395,7 +395,7 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
     for line in lines:
         clock.replay(line)
         if line["method"] != "exploit":
-            resume = ResumableState.from_json(line["qmc"]) if line.get("qmc") is not None else None
+            resume = arm_state_from_json(line["qmc"]) if line.get("qmc") is not None else None
             query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None), resume=resume)
             policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"),
                         elapsed=line.get("elapsed"), calls=line["honest_calls"])

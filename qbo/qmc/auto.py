@@ -28,10 +28,30 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
-from qbo.qmc.lrae import LikelihoodRatioAE
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
+from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
+
+
+def choose_method(method: str, *, mitigation: bool = False) -> str:
+    """The estimator a bandit stage runs for the configured ``method`` (the run config's
+    ``estimator``): 'auto' is :class:`AutoEstimator`, as ``qbo estimate --method auto`` runs it
+    (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a mitigation, which only
+    IAE and MLAE take: then IAE. Any other name is that method."""
+    if method == "auto" and mitigation:
+        return "iae"
+    return method
+
+
+def resumed_kind(method: str) -> type[ResumableState] | type[LRState]:
+    """The resumed per-arm estimate for the configured ``method`` (resumed QMC runs on noiseless
+    targets only): IAE's ``ResumableState`` for 'iae', else LRAE's ``LRState`` (the estimator
+    ``auto`` picks there: ``qbo.qmc.lrae``, the lowest measured constant)."""
+    if method not in ("iae", "lrae", "auto"):
+        raise ValueError(f"resumed QMC runs estimator 'auto', 'lrae' or 'iae', got '{method}'")
+    return ResumableState if method == "iae" else LRState
 
 
 @dataclass(frozen=True)
