@@ -13,7 +13,8 @@ The reference is the same learner written here, independently, in numba (same ar
 same T, its own generator): its loop's CPU seconds, compiled beforehand. ``ratio`` is
 qbo's loop seconds over the reference's; ``ratio (all)`` the whole child's CPU over it.
 
-    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb] [--horizons 1e4,1e5,1e6]
+    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ts,linucb,gp-ucb-rff]
+                          [--horizons 1e4,1e5,1e6]
     python bench/speed.py --sections scale
 """
 
@@ -35,7 +36,13 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "thompson-gaussian": ("thompson", {"prior": "gaussian"}),
     "kl-ucb": ("kl-ucb", {}),
     "gp-ucb": ("gp-ucb", {}),
+    "gp-ts": ("gp-ts", {}),
+    "linucb": ("linucb", {}),
+    "gp-ucb-rff": ("gp-ucb", {"model": "rff"}),
 }
+# O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
+# compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
+MAX_T = {"gp-ucb-rff": 10**5}
 
 
 def _config(learner: str, budget: int) -> dict:
@@ -179,10 +186,108 @@ def reference_child(learner: str, budget: int) -> None:
             regret += gaps[arm]
         return regret
 
+    @numba.njit(cache=False)
+    def gp_ts(means, gaps, budget, seed, K, lam):
+        np.random.seed(seed)
+        m = means.shape[0]
+        Sigma, mu, u, z, R = K.copy(), np.zeros(m), np.zeros(m), np.zeros(m), np.zeros((m, m))
+        regret = 0.0
+        for _ in range(budget):
+            top = 1e-300
+            for i in range(m):
+                top = max(top, Sigma[i, i])
+            for j in range(m):  # Cholesky-Crout by columns of Sigma + 1e-12 max var I
+                d = Sigma[j, j] + 1e-12 * top
+                for k in range(j):
+                    d -= R[j, k] * R[j, k]
+                R[j, j] = math.sqrt(d) if d > 0.0 else 0.0
+                for i in range(j + 1, m):
+                    s = Sigma[i, j]
+                    for k in range(j):
+                        s -= R[i, k] * R[j, k]
+                    R[i, j] = s / R[j, j] if R[j, j] > 0.0 else 0.0
+            for i in range(m):
+                z[i] = np.random.standard_normal()
+            arm, best = 0, -np.inf
+            for i in range(m):
+                x = mu[i]
+                for k in range(i + 1):
+                    x += R[i, k] * z[k]
+                if x > best:
+                    arm, best = i, x
+            y = 1.0 if np.random.random() < means[arm] else 0.0
+            for j in range(m):
+                u[j] = Sigma[arm, j]
+            c = 1.0 / (lam + u[arm])
+            r = y - mu[arm]
+            for j in range(m):
+                mu[j] += c * r * u[j]
+                for k in range(m):
+                    Sigma[j, k] -= c * u[j] * u[k]
+            regret += gaps[arm]
+        return regret
+
+    @numba.njit(cache=False)
+    def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
+        """OFUL (linear) or GP-UCB (theorem-1 beta) on features P by Sherman-Morrison."""
+        np.random.seed(seed)
+        m, M = P.shape
+        Vinv, b, theta, u = np.eye(M) / lam, np.zeros(M), np.zeros(M), np.zeros(M)
+        regret = 0.0
+        for t in range(budget):
+            if linear:
+                rho = R * math.sqrt(M * math.log((1.0 + t * L * L / lam) / delta)) + math.sqrt(lam) * S
+            else:
+                rho = math.sqrt(lam) * math.sqrt(max(2.0 * math.log(m * (t + 1.0) ** 2 * math.pi ** 2 / (6.0 * delta)), 0.0))
+            for j in range(M):
+                theta[j] = 0.0
+                for k in range(M):
+                    theta[j] += Vinv[j, k] * b[k]
+            arm, best = 0, -np.inf
+            for i in range(m):
+                mean, q = 0.0, 0.0
+                for j in range(M):
+                    mean += P[i, j] * theta[j]
+                    row = 0.0
+                    for k in range(M):
+                        row += Vinv[j, k] * P[i, k]
+                    q += P[i, j] * row
+                x = mean + rho * math.sqrt(max(q, 0.0))
+                if x > best:
+                    arm, best = i, x
+            y = 1.0 if np.random.random() < means[arm] else 0.0
+            q = 0.0
+            for j in range(M):
+                u[j] = 0.0
+                for k in range(M):
+                    u[j] += Vinv[j, k] * P[arm, k]
+                q += P[arm, j] * u[j]
+            c = 1.0 / (1.0 + q)
+            for j in range(M):
+                b[j] += y * P[arm, j]
+                for k in range(M):
+                    Vinv[j, k] -= c * u[j] * u[k]
+            regret += gaps[arm]
+        return regret
+
     if learner == "gp-ucb":
         policy = make_policy_for(config, "gp-ucb", problem)
         K, lam, delta = policy.surrogate.model.kernel_matrix, policy.lam, policy.config.delta
         run = lambda b: gp_ucb(means, gaps, b, 1, K, lam, delta)  # noqa: E731
+    elif learner == "gp-ts":
+        policy = make_policy_for(config, "gp-ts", problem)
+        K, lam = policy.model.kernel_matrix, policy.model.lam
+        run = lambda b: gp_ts(means, gaps, b, 1, K, lam)  # noqa: E731
+    elif learner == "linucb":
+        policy = make_policy_for(config, "linucb", problem)
+        c = policy.config
+        run = lambda b: feature_ucb(means, gaps, b, 1, policy.features, policy.lam, True,  # noqa: E731
+                                    c.R, c.S, policy.L, c.delta)
+    elif learner == "gp-ucb-rff":
+        policy = make_policy_for(config, "gp-ucb", problem)
+        model = policy.surrogate.model
+        run = lambda b: feature_ucb(means, gaps, b, 1, model.Phi, policy.lam, False,  # noqa: E731
+                                    0.0, 0.0, 0.0, policy.config.delta)
     else:
         kernel = {"thompson": thompson, "thompson-gaussian": thompson_gaussian, "kl-ucb": kl_ucb}[learner]
         run = lambda b: kernel(means, gaps, b, 1)  # noqa: E731
@@ -203,7 +308,7 @@ def scale(learners: list[str], horizons: list[int]) -> None:
         for learner in learners:
             fixed = min(json.loads(_measure([script, "--child", json.dumps(_config(learner, 100)),
                                              f"{tmp}/{learner}-fixed{k}"])[2])["run_cpu"] for k in range(3))
-            for budget in horizons:
+            for budget in [h for h in horizons if h <= MAX_T.get(learner, h)]:
                 out = Path(tmp) / f"{learner}-{budget}"
                 cpu, rss, text = _measure([script, "--child", json.dumps(_config(learner, budget)), str(out)])
                 run = json.loads(text)["run_cpu"]
@@ -213,6 +318,9 @@ def scale(learners: list[str], horizons: list[int]) -> None:
                       f"{cpu / ref:11.2f} {rss:7.0f} {_folder_bytes(out) / budget:7.2f}", flush=True)
     print("CPU s: the whole child (imports included); run s: inside run_experiment; loop s: run s less the "
           "least of three runs at T = 100; ratio: loop s / ref s; ratio (all): CPU s / ref s")
+    capped = {k: v for k, v in MAX_T.items() if k in learners and any(h > v for h in horizons)}
+    if capped:
+        print(f"not run above these T (MAX_T in bench/scale.py, O(m M^2) a call): {capped}")
 
 
 def main() -> None:

@@ -236,18 +236,14 @@ def cost_collect(trials: int, path: str) -> None:
 
 
 def _empty_caches(iae: ModuleType) -> None:
-    """Empty qbo's process-wide caches (``qbo.caches``). A reference tree from before that
-    registry, and this tree's IAE until its lru caches register (the IAE split of issue 20),
-    are emptied by hand."""
+    """Empty qbo's process-wide caches through their registry (``qbo.caches``); a reference
+    tree from before the registry cannot be measured by this section (it would need its
+    private names)."""
     try:
         from qbo import caches
-    except ImportError:  # a reference tree
-        iae._COSTS._values.clear()
-    else:
-        caches.clear()
-    for cached in vars(iae).values():  # residue: remove once qbo.qmc.iae uses qbo.caches.lru
-        if hasattr(cached, "cache_info"):  # functools' lru wrappers
-            cached.cache_clear()
+    except ImportError:
+        sys.exit("bench/speed.py: the cost section needs a reference tree with qbo.caches (main after f31ae54)")
+    caches.clear()
 
 
 def cost_child(path: str, passes: int) -> None:

@@ -1,3 +1,3 @@
-from qbo.cli.app import main
+from qbo.cli.app import entry
 
-main()
+entry()

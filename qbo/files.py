@@ -77,9 +77,13 @@ INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible(final: bool = False) -> Iterator[None]:
     """SIGINT and SIGTERM raise ``Interrupted`` (outside ``uninterrupted`` blocks) while the
-    context is open; the previous handlers come back after it. In the main thread only."""
+    context is open; the previous handlers come back after it. In the main thread only.
+
+    ``final``: the context is the whole life of the process (the ``qbo`` command): on leaving
+    it the signals are ignored instead, so one landing while the interpreter shuts down cannot
+    kill a process whose work is complete or already cut back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -88,7 +92,7 @@ def interruptible() -> Iterator[None]:
         yield
     finally:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_IGN if final else handler)
         uninterrupted.pending, uninterrupted.raised = None, False
 
 

@@ -14,21 +14,21 @@ from typing import Any
 from qbo.errors import BadInput, TooMuchWork
 
 # QMC accuracy (amplitude or reward units) and failure probability.
-EPS_MIN, EPS_MAX = 1e-6, 0.5  # eps in [EPS_MIN, EPS_MAX]; 1e-6 costs ~1e7 calls and ~20 s exactly
+EPS_MIN, EPS_MAX = 1e-6, 0.5  # eps in [EPS_MIN, EPS_MAX]; 1e-6 costs ~1e7 oracle calls (docs/limits.md)
 ALPHA_MIN, ALPHA_MAX = 1e-12, 0.5  # alpha in (ALPHA_MIN, ALPHA_MAX]
 SHOTS_MAX = 10**7  # IAE shots per round
 # Experiments.
 BUDGET_MAX = 10**12  # oracle calls per unit
 TRIALS_MAX = 10**5
 SEED_MAX = 2**63 - 1
-WORKERS_MAX = 64  # --workers: local Dask worker processes (each imports qbo: ~0.3 GB)
+WORKERS_MAX = 64  # --workers: local Dask worker processes, each importing qbo (docs/limits.md)
 STAGES_WITHOUT_YES = 10**7  # predicted stage records (trials x algorithms x budget) before --yes is needed
 # Figures (qbo plot).
 DPI_MIN, DPI_MAX = 10, 1200  # --dpi; a 6.4 x 4.2 inch figure at 1200 dpi is 7680 x 5040 pixels
 # Circuits.
 POWER_MAX = 4096  # Grover power k of `circuits export` (the circuit holds k copies of Q)
 K_MAX_MAX = 1024  # largest Grover power of `calibrations depth --kmax` and of a k_max option
-EXPORT_MAX_OPS = 50_000  # predicted gates of an exported Q^k A (~0.5 ms each to decompose and write)
+EXPORT_MAX_OPS = 50_000  # predicted gates of an exported Q^k A (each is decomposed and written)
 DEPTH_MAX_OPS = 25_000  # predicted gates transpiled by `calibrations depth` over k = 0..kmax
 QASM_MAX_BYTES = 1_000_000  # an OpenQASM 3 oracle file
 QASM_MAX_QUBITS = 30  # any target; the exact and aer targets allow fewer, as memory allows (below)

@@ -1,24 +1,16 @@
 """Classical sampling of an oracle: one shot of A (k = 0), one oracle call, one reward.
 
-This is what a classical learner (GP-UCB, LinUCB, Monte Carlo) sees: a sample y ~ P_x.
-For an oracle with an outcome register (Eq. (2) of the Q-BO seed) the shot measures the
-register and reads the reward value of the outcome; otherwise it reads the objective qubit
-and reports ``low`` or ``high``. Both are unbiased for the oracle's mean.
+This is what a classical learner (GP-UCB, LinUCB, Monte Carlo) sees: a sample y ~ P_x. With
+an outcome register (Eq. (2) of the Q-BO seed) the shot reads the outcome's reward value;
+otherwise the objective qubit gives ``low`` or ``high``. Both are unbiased for the mean.
 
-Speed. A classical policy asks one sample per stage, and the next arm depends on it, so
-stages cannot share one draw. On the exact target a sample is instead drawn without a
-circuit run or counts: the oracle's outcome distribution is computed once (cached) and
-the executor's generator makes the very call ``ExactExecutor.run`` would make,
-``multinomial(shots, p)`` with the same p. Samples and the generator's state are
-therefore identical to the general path, which every other executor (and any subclass
-of ``ExactExecutor``) still takes. (A numpy multinomial of one shot costs about 1 us, as
-much as one hand-written inversion draw, so nothing is gained by rewriting it.)
-
-``classical_sampler`` binds that work to one (executor, oracle) pair once, for a stage loop
-that draws one sample per stage. For a two-outcome oracle on the exact target it draws
-``binomial(1, p_0)``: numpy's ``multinomial(1, (p_0, p_1))`` is exactly one such binomial
-draw (the same C routine, the same p, the same generator state after it), so samples and
-streams are again those of ``classical_samples`` (tests/test_sampling.py checks it).
+On the exact target a sample skips the circuit run: the oracle's outcome distribution is
+computed once (cached) and the executor's generator makes the very call
+``ExactExecutor.run`` would make, ``multinomial(shots, p)``, so samples and generator state
+are those of the general path that every other executor takes. ``classical_sampler`` binds
+this to one (executor, oracle) pair for a stage loop; for a two-outcome oracle it draws
+``binomial(1, p_0)``, which is numpy's ``multinomial(1, (p_0, p_1))`` draw for draw
+(tests/test_sampling.py).
 """
 
 from __future__ import annotations

@@ -54,6 +54,18 @@ def test_typed_dict_and_writer_keys_follow_the_table():
     assert list(StageRecord.model_fields) == NAMES
 
 
+def test_what_a_resume_retells_is_named_by_the_table(run):
+    """``records.told`` (runner._replay's reading of a record) names table fields; the ones a
+    record may lack read as None."""
+    assert set(records.Told._fields) <= set(NAMES)
+    for line in (run / "stages.jsonl").read_text().splitlines()[:50]:
+        record = json.loads(line)
+        got = records.told(record)
+        assert got._asdict() == {name: record.get(name) for name in records.Told._fields}
+    with pytest.raises(KeyError, match="honest_calls"):
+        records.told({name: 0 for name in records.Told._fields if name != "honest_calls"})
+
+
 def test_a_runs_lines_hold_the_tables_keys_in_order_and_validate(run):
     lines = (run / "stages.jsonl").read_text().splitlines()
     methods = set()

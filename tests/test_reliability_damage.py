@@ -40,6 +40,16 @@ def test_a_deleted_journal_of_a_started_unit_is_refused_on_resume(tmp_path, monk
     assert "is missing" in line  # nor by running the same command again
 
 
+def test_an_emptied_journal_of_a_started_unit_is_refused_on_resume(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    crash_at_append(monkeypatch, SMALL, out, 250)  # trial 0 done, trial 1 started
+    journal = out / "units" / "trial000-gp-ucb.jsonl"
+    journal.write_bytes(b"")  # listed in .started only after its first lines were fsynced: empty is damage
+    line = one_line(invoke("run", "--resume", out))
+    assert f"'{journal}' is empty" in line and ".started' line " in line
+    assert journal.stat().st_size == 0  # nothing was recomputed
+
+
 def test_a_unit_that_never_wrote_its_journal_is_not_damage(tmp_path, monkeypatch):
     out = tmp_path / "run"
     config = ExperimentConfig(algorithms=("gp-ucb", "linucb"), budget=200, trials=1)

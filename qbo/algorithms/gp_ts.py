@@ -12,12 +12,14 @@ The noise variance should be the problem's reward-variance bound
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from qbo.algorithms.base import Query, argmax_lowest, check_float
 from qbo.algorithms.models import GPModelConfig, build_gp_model
 from qbo.algorithms.thompson import RandomisedPolicy
+from qbo.gp.arms import ArmPosterior
 
 __all__ = ["GPTS", "GPTSConfig"]
 
@@ -64,6 +66,16 @@ class GPTS(RandomisedPolicy):
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         self.model.add(arm, value, 1.0)
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop on the rank-one ``ArmPosterior``
+        (``qbo.algorithms.gp_ts_kernel``, which says where it differs from ``ask`` in the last
+        bits); None on another model."""
+        if type(self.model) is not ArmPosterior:
+            return None
+        from qbo.algorithms.gp_ts_kernel import GPTSStepper  # numba is imported where it is used
+
+        return GPTSStepper(self)
 
 
 def _psd_root(cov: np.ndarray) -> np.ndarray:

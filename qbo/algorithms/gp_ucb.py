@@ -27,6 +27,7 @@ from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
 from qbo.algorithms.lengthscale.surrogates import FixedSurrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.gp.arms import ArmPosterior, ArmStack
+from qbo.gp.features import FeatureArmModel
 
 __all__ = ["GPUCB", "GPUCBConfig", "GPUCBLockstep", "QGPUCB", "QGPUCBConfig"]
 
@@ -222,13 +223,21 @@ class GPUCB(_SurrogatePolicy):
         self.surrogate.tell(t, arm, value, 1.0, self.beta(t))
 
     def stepper(self) -> Any:
-        """This policy's rounds as one compiled loop (``qbo.algorithms.gp_ucb_kernel``): with a
-        fixed length scale on the rank-one ``ArmPosterior``; None otherwise."""
-        if type(self.surrogate) is not FixedSurrogate or type(self.surrogate.model) is not ArmPosterior:
+        """This policy's rounds as one compiled loop with a fixed length scale: on the rank-one
+        ``ArmPosterior`` (``qbo.algorithms.gp_ucb_kernel``) or on random Fourier features
+        (``qbo.algorithms.feature_kernel``); None otherwise (the Cholesky posterior)."""
+        if type(self.surrogate) is not FixedSurrogate:
             return None
-        from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
+        model = self.surrogate.model
+        if type(model) is ArmPosterior:
+            from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
 
-        return GPUCBStepper(self)
+            return GPUCBStepper(self)
+        if type(model) is FeatureArmModel:
+            from qbo.algorithms.feature_kernel import FeatureStepper
+
+            return FeatureStepper(self, model, model.Phi, linear=False)
+        return None
 
 
 class GPUCBLockstep:

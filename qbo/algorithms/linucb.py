@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -195,3 +196,9 @@ class LinUCB(_LinearPolicy):
 
     def _select(self) -> Query:
         return Query(self._ucb_arm()[0], None, None)
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.feature_kernel``)."""
+        from qbo.algorithms.feature_kernel import FeatureStepper  # numba is imported where it is used
+
+        return FeatureStepper(self, self.model, self.features, linear=True)

@@ -1,6 +1,8 @@
 """Per-arm resumable QMC estimates for quantum policies (``qbo.qmc.resumable``).
 
-A policy built on :class:`ResumedArms` keeps one ``ResumableState`` per arm and asks with
+A policy built on :class:`ResumedArms` keeps one resumed state per arm (``qbo.qmc.resumable.ArmState``:
+a blank ``ResumableState`` until the stage loop first refines it with the run's estimator,
+LRAE's ``LRState`` under 'auto', ``qbo.qmc.auto.resumed_kind``) and asks with
 ``Query(arm, eps, alpha_arm, resume=state)``. The stage loop (``qbo.experiments.trial``)
 refines that state to ``eps`` on the arm's oracle, charges only the new shots, and tells
 the policy the query with ``resume`` replaced by the refined state. The policy stores it,
@@ -68,7 +70,7 @@ class ResumedConfig:
 
 
 class ResumedArms(PolicyBase):
-    """Per-arm ``ResumableState`` bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
+    """Per-arm resumed-state bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
 
     quantum = True
     resumes = True

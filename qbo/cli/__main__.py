@@ -3,7 +3,7 @@ import sys
 from qbo.files import Interrupted, interruptible
 
 try:
-    with interruptible():  # from the start: an interrupt while the CLI loads prints one line too
+    with interruptible(final=True):  # from the start (an interrupt while the CLI loads prints one line too) to the end
         from qbo.cli.app import main
 
         main()

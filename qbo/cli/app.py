@@ -30,6 +30,21 @@ calibrations_app.command("pull")(pull)
 calibrations_app.command("depth")(calibrations_depth)
 
 
+def entry() -> None:
+    """The ``qbo`` command: ``main`` from the first line to the process's end, so an interrupt
+    during interpreter teardown (after the work is complete) cannot kill it without a word."""
+    import sys
+
+    from qbo.files import Interrupted, interruptible
+
+    try:
+        with interruptible(final=True):
+            main()
+    except Interrupted as exc:
+        typer.echo(exc.note, err=True)
+        sys.exit(exc.exit_code)
+
+
 def main() -> None:
     """Entry point: usage errors, like every other bad input, print one line and exit 2;
     anything that escapes a command's own boundary goes through the same one (qbo.cli.errors)."""

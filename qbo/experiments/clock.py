@@ -14,7 +14,7 @@ that differs.
   The first ``init`` rounds play a random design (seed Sec. 5.2).
 * ``DriftClock``: the drifting problem with QMC stages (honest accounting): a stage's oracle
   encodes f at the stage's start (``drifting_oracle``); the stage takes ``overhead + calls *
-  sec_per_call`` seconds (or its measured wall time plus the overhead) and its calls are
+  sec_per_call`` seconds (or its wall time plus the overhead) and its calls are
   charged in up to 8 chunks, each at the gap after that chunk's drift.  The calls left after
   the stop rule are spent on the recommended arm while f drifts on.
 

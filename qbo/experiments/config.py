@@ -22,13 +22,8 @@ A config file looks like::
     [algorithm_options.q-gp-ucb]
     lengthscale = 0.1
 
-    [hardware]                 # fake:/ibm: targets only; every key optional
-    mode = "batch"             # job | batch | session
-    max_attempts = 5           # failures in a row before a request gives up
-    timeout_s = 3600.0         # seconds of one wait on a job
-    base_delay = 2.0           # backoff: base_delay * factor^(n-1), at most max_delay seconds
-    factor = 2.0
-    max_delay = 120.0
+    [hardware]                 # fake:/ibm: targets only: mode and retries (docs/runs.md, "Hardware settings")
+    mode = "batch"
 
 ``ExperimentConfig`` is the one declaration of these keys: types, ranges and limits are its
 pydantic fields (``qbo.limits``), the choices come from the lists their modules own

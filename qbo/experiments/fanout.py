@@ -1,29 +1,19 @@
-"""Fan a run's units out over a Dask cluster (issue 13, item 3).
+"""Fan a run's units out over a Dask cluster (issue 13, item 3; docs/scale-out.md).
 
-A run is a set of independent units (one algorithm in one trial, ``runner.units``). Each
-unit draws its random numbers from its own seed and writes its own journal in the run
-folder (``units/KEY.jsonl``), so any process may run any unit, in any order; ``runner.merge``
-then copies the journals' stage lines into stages.jsonl in the config's order, writes
-summary.csv, marks the run finished and removes the journals. The run
-folder is the single source of truth: the files do not depend on the number of workers or
-on which worker ran what, and a run whose client or workers died is finished by running it
-again on its folder (finished units are skipped, started ones continue from their journals).
+Units (one algorithm in one trial, ``runner.units``) draw from their own seeds and write
+their own journals in the run folder, so any process may run any unit in any order, and
+``runner.merge`` then writes the same files whatever ran where. The run folder is the single
+source of truth: a run whose client or workers died is finished by running it again on it.
 
-Where units run:
-
-* ``workers=1`` and no scheduler: in this process, one after the other (no Dask needed);
+* ``workers=1`` and no scheduler: in this process (no Dask needed);
 * ``workers=N``: a ``distributed.LocalCluster`` of N single-threaded worker processes
-  (``processes=False``: threads of this process, for tests);
-* ``scheduler="tcp://HOST:PORT"``: an existing Dask cluster (e.g. dask-jobqueue on Slurm,
-  docs/scale-out.md); its workers must import the same qbo and see the run folder at the
-  same path (a shared file system).
+  (``processes=False``: threads of this process, for tests); a task is a unit, or a group of
+  one classical algorithm's trials stepped together (``runner.lockstep_groups``);
+* ``scheduler="tcp://HOST:PORT"``: an existing cluster whose workers import the same qbo
+  and see the run folder at the same path; a task is one unit.
 
-A task is a unit or, on a local cluster, a group of one classical algorithm's trials
-stepped together (``runner.lockstep_groups``, as many groups as workers): the same
-journals, bit for bit.
-
-Hardware targets (``ibm:``, ``fake:``) run in one process: their job journal (jobs.jsonl)
-is shared by all units of a run.
+Hardware targets (``ibm:``, ``fake:``) are refused here: their job journal (jobs.jsonl) is
+shared by all units of a run, so they run in one process without ``--workers``.
 """
 
 from __future__ import annotations

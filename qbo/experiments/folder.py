@@ -1,41 +1,22 @@
 """Run folders: claimed atomically with their config, locked while a process works in them.
 
-A run folder is a qbo run folder when it holds ``run.json``::
+A folder is a qbo run folder when it holds ``run.json`` = ``{"format": 1, "config_sha256":
+...}``, plus ``"finished": {"stages_sha256", "stages_bytes", "records"}`` once the run ended
+(``mark_finished``). The user-facing rules are in docs/limits.md, "Run folders".
 
-    {"format": 1, "config_sha256": "<sha256 of config.toml as written>"}
-
-and, once the run has finished, also ``"finished": {"stages_sha256": ..., "stages_bytes": N,
-"records": R}``, the record of its stages.jsonl (``mark_finished``).
-
-- **Claim** (``claim_run_folder``): a fresh folder is built as a hidden temporary folder
-  beside the target (config.toml, run.json, .lock) and renamed into place, so a kill at any
-  moment leaves either no folder or a complete, resumable one. A folder that already exists
-  (``qbo submit`` writes its execution settings first) gets config.toml and then run.json,
-  each replaced atomically; without run.json it is not yet a run folder.
-- **Verify**: an existing run folder is used only if config.toml still hashes to run.json's
-  ``config_sha256`` and describes the same experiment that is being run; an edited or emptied
-  config.toml is refused, naming the file.
-- **Lock**: ``fcntl.flock`` on ``.lock`` inside the folder, held until ``release``; a second
-  process is refused with the holder's pid, host and start time (the lock dies with its
-  process, so a killed run never leaves a stale lock).
-
-The config hash also heads every unit journal (``qbo.experiments.journal``), so a journal
-written for another configuration is refused too.
-
-- **Finish** (issue 13: each stage record is stored once): while a run is under way its
-  records live in the unit journals ``units/``; ``runner.merge`` copies them into
-  stages.jsonl and writes summary.csv and regret.png, then records stages.jsonl's sha256 in
-  run.json (``mark_finished``), and only then removes ``units/`` (``remove_units``). A kill
-  before the mark leaves the journals (a resume merges again); a kill after it leaves a
-  finished run, perhaps with some journals still to remove. So run.json says which of the
-  two holds the records, and a finished run is verified against its mark
-  (``verify_finished``).
-- **Device model of a hardware run** (``pin_calibration``): ``qbo submit`` to ``ibm:BACKEND``
-  saves the backend's calibration at submission in ``calibration.json`` (with the sha256 of
-  its snapshot) before the claim, and the claim records that sha256 in run.json; every unit
-  and every resume takes its device model from there (``pinned_calibration``), so a
-  recalibration mid-run changes neither the pads nor the decisions. A pinned file that is
-  edited, deleted or pinned for another backend, or one added after the claim, is refused.
+- **Claim** (``claim_run_folder``): built as a hidden folder beside the target and renamed
+  into place, so a kill leaves no folder or a resumable one. A folder ``qbo submit`` already
+  made gets config.toml, then run.json, each replaced atomically.
+- **Verify**: config.toml must still hash to ``config_sha256`` and describe the experiment
+  being run; the same hash heads every unit journal (``qbo.experiments.journal``).
+- **Lock**: ``fcntl.flock`` on ``.lock`` until ``release``; it dies with its process.
+- **Finish** (issue 13: each record stored once): ``runner.merge`` writes stages.jsonl,
+  summary.csv and regret.png, marks run.json, and only then removes ``units/``; run.json
+  thus says which of the two holds the records (``verify_finished``).
+- **Pinned device model** (``pin_calibration``): ``qbo submit`` to ``ibm:BACKEND`` saves the
+  calibration at submission in ``calibration.json`` and the claim records its sha256, so a
+  recalibration mid-run changes neither pads nor decisions; an edited, deleted, foreign or
+  late pin is refused.
 """
 
 from __future__ import annotations
@@ -254,8 +235,12 @@ def check_units(folder: str | os.PathLike, config: ExperimentConfig) -> None:
         key = entry.get("unit")
         if not isinstance(key, str) or key not in keys:
             raise BadFile(f"'{listed}' line {n} names no unit of this run ({_shown(key)}); the run folder is damaged")
-        if not (units / f"{key}.jsonl").is_file():
-            raise BadFile(f"'{units / key}.jsonl' is missing, but unit {key} was started ('{listed}' line {n}): its "
+        journal = units / f"{key}.jsonl"
+        if not journal.is_file():
+            raise BadFile(f"'{journal}' is missing, but unit {key} was started ('{listed}' line {n}): its "
+                          "records are lost; restore the journal or start afresh")
+        if journal.stat().st_size == 0:  # listed only after its first lines were fsynced (journal.UnitJournal._write)
+            raise BadFile(f"'{journal}' is empty, but unit {key} was started ('{listed}' line {n}): its "
                           "records are lost; restore the journal or start afresh")
 
 

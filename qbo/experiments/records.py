@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 
 class Part(enum.Enum):
@@ -102,6 +102,38 @@ STAGE_KEYS = tuple(f.name for f in STAGE_FIELDS if f.part is Part.STAGE)  # what
 TIMED_KEYS = tuple(f.name for f in STAGE_FIELDS if f.part is Part.TIMED)
 UNIT_KEYS = tuple(f.name for f in STAGE_FIELDS if f.part is Part.UNIT)
 REQUIRED = tuple(f.name for f in STAGE_FIELDS if f.part.always)
+
+
+EXPLOIT = "exploit"  # the method of a stage that plays the recommendation without measuring
+
+
+class Told(NamedTuple):
+    """What a resume re-tells a policy from a stage record (``told``): each attribute is the
+    ``STAGE_FIELDS`` field of its name (checked when this module loads)."""
+
+    method: str
+    arm: int
+    eps: float | None
+    estimate: float | None
+    weight_eps: float | None
+    elapsed: float | None
+    honest_calls: int
+    qmc: dict[str, Any] | None
+    stage: int
+    cum_calls: int
+    cum_regret: float | None
+
+
+_unknown = set(Told._fields) - set(FIELDS_BY_NAME)
+if _unknown:  # pragma: no cover - a renamed field fails at import, not at a resume
+    raise ImportError(f"Told names fields not in STAGE_FIELDS: {sorted(_unknown)}")
+_TOLD_ALWAYS = tuple(FIELDS_BY_NAME[name].part.always for name in Told._fields)
+
+
+def told(record: dict[str, Any]) -> Told:
+    """The fields of ``record`` a resume needs; one a record may lack (its ``Part`` is not
+    ``always``) is None there."""
+    return Told(*(record[name] if always else record.get(name) for name, always in zip(Told._fields, _TOLD_ALWAYS)))
 
 
 class StageRecord(TypedDict):

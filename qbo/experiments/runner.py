@@ -3,48 +3,20 @@
 One runner for every problem: static finite-arm problems and the drifting problem of the
 time-varying seed (Imamura et al., seed 000) run the same stage loop
 (``qbo.experiments.trial.run_stages``) with a different clock (``qbo.experiments.clock``).
+The run folder's files and the stage record's fields are listed in docs/runs.md; the folder
+protocol (claim, lock, verify, finish) is ``qbo.experiments.folder``, the per-unit journals
+``qbo.experiments.journal``.
 
-Files of a run folder (every one written atomically or appended line by line; docs/runs.md)::
-
-    config.toml        the resolved configuration (``ExperimentConfig``), written first;
-                       a folder holding a different one is refused
-    run.json           sha256 of config.toml; once the run finished, also the sha256 of
-                       stages.jsonl (qbo.experiments.folder: claim, verify, lock, finish)
-    .lock              flock'd while a process works here; holds the holder's pid and host
-    units/KEY.jsonl    while the run is under way: the journal of unit KEY = trialNNN-ALGORITHM
-                       (``qbo.experiments.journal``: header, one hash-chained line per finished
-                       stage, already in its stages.jsonl form, checkpoints holding the unit's
-                       random state at each commit, then a done marker): the durable,
-                       verifiable record a resume continues from; removed once the run finished
-    calls/KEY.calls    a compact unit's every call (arm, reward: 12 bytes), qbo.experiments.compact
-    stages.jsonl       when every unit is done: the journals' stage lines, copied byte for byte,
-                       ordered by trial and then by the config's algorithm order (not by when
-                       units ran)
-    summary.csv        final cumulative regret (mean, stderr) per algorithm
-    regret.png         mean +- stderr of cumulative regret against oracle calls (a classical
-                       drifting run: R_n / n against rounds, the seed's Fig. 1)
-    jobs.jsonl         fake:/ibm: targets only: the hardware job journal (qbo.execution.jobs)
-    execution.json     fake:/ibm: runs started by ``qbo submit``: mode, retries, caps, instance
-                       (qbo.execution.jobs); a [hardware] table in the config, when present,
-                       gives the mode and retries instead
-
-A stage record: trial, algorithm, stage, arm, eps, method (iae | mc | sample | init | exploit),
-oracle_calls (charged), honest_calls, estimate, cum_calls, cum_regret, weight_eps (the eps of the
-observation's weight 1/eps^2; None if classical); drifting problems add regret (per call, this
-stage), elapsed (seconds), time (the clock after the stage) and horizon (the evaluation time
-the acquisition assumed); then seq (= stage) and chain, its link in the unit's hash chain.
-
-Every unit draws its randomness from its own generator, seeded from (seed, trial, algorithm)
-and handed to the unit's executor when it is built; a drifting world is drawn from (seed,
-trial) alone, shared by all algorithms, and rebuilt on resume by replaying the journal. Units
-are therefore independent of order and of interruptions: a killed and resumed run writes the
-same files as an uninterrupted one, and units may run in any order or in parallel
-(``units``, ``run_unit``, ``merge``). The trials of gp-ucb with a fixed length scale on a
-static problem step together, in this process or as one task of a local cluster
-(``lockstep_groups``, ``run_lockstep_units``: one numpy update serves all trials'
-posteriors, bit for bit what each would do alone). On the exact target such units, and every
-classical unit with a compiled loop, are compact instead (``qbo.experiments.compact``: one
-kernel run per chunk of calls, every call in a call file, records at checkpoints).
+Every unit draws its randomness from its own generator, seeded from (seed, trial, algorithm);
+a drifting world is drawn from (seed, trial) alone, shared by all algorithms, and rebuilt on
+resume by replaying the journal. Units are therefore independent of order and of
+interruptions: a killed and resumed run writes the same files as an uninterrupted one, and
+units may run in any order or in parallel (``units``, ``run_unit``, ``merge``). The trials of
+gp-ucb with a fixed length scale on a static problem step together (``lockstep_groups``,
+``run_lockstep_units``: one numpy update serves all trials, bit for bit what each would do
+alone; docs/scale-out.md). On the exact target such units, and every classical unit with a
+compiled loop, are compact instead (``qbo.experiments.compact``: one kernel run per chunk of
+calls, every call in a call file ``calls/KEY.calls``, records at checkpoints).
 """
 
 from __future__ import annotations
@@ -78,6 +50,7 @@ from qbo.experiments.folder import (
 from qbo.experiments.figure import Painter
 from qbo.experiments.journal import Replay, UnitJournal, parse_lines
 from qbo.experiments.plot import regret_png, save_png
+from qbo.experiments.records import EXPLOIT, told
 from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
@@ -326,7 +299,7 @@ def lockstep_groups(config: ExperimentConfig, todo: list[Unit] | None = None, pa
 def lockstep_bytes(num_arms: int, budget: int) -> int:
     """What one unit holds in a lockstep group until the group ends: its share of the stacked
     posterior, and STAGE_BYTES per stage for its policy's history and its journal's lines
-    (docs/scale-out.md gives the size measured on gp-ucb)."""
+    (docs/scale-out.md gives the size seen on gp-ucb)."""
     return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
@@ -394,15 +367,16 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
     lines = replay.records
     for line in lines:
         clock.replay(line)
-        if line["method"] != "exploit":
-            resume = arm_state_from_json(line["qmc"]) if line.get("qmc") is not None else None
-            query = Query(line["arm"], line["eps"], getattr(policy, "alpha", None), resume=resume)
-            policy.tell(query, line["estimate"], epsilon=line.get("weight_eps"),
-                        elapsed=line.get("elapsed"), calls=line["honest_calls"])
+        stage = told(line)
+        if stage.method != EXPLOIT:
+            resume = arm_state_from_json(stage.qmc) if stage.qmc is not None else None
+            query = Query(stage.arm, stage.eps, getattr(policy, "alpha", None), resume=resume)
+            policy.tell(query, stage.estimate, epsilon=stage.weight_eps, elapsed=stage.elapsed,
+                        calls=stage.honest_calls)
     if not lines:
         return Progress()
     if replay.state is None or "rng" not in replay.state:
         raise BadFile("a journal holds stages but no checkpoint of the random state; start the run afresh")
     rng.bit_generator.state = replay.state["rng"]
-    last = lines[-1]
-    return Progress(stage=last["stage"], calls=last["cum_calls"], regret=last["cum_regret"])
+    last = told(lines[-1])
+    return Progress(stage=last.stage, calls=last.cum_calls, regret=last.cum_regret)

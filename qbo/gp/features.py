@@ -195,6 +195,16 @@ class WeightedFeatureGP:
         self._b += w * yv * phi
         self._n += 1
 
+    def buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(V^{-1}, b)``: the model's own arrays, for a compiled loop that does ``add``'s
+        operations on them in place (``qbo.algorithms.feature_kernel``); it then hands the count
+        and information gain back with ``adopt``."""
+        return self._Vinv, self._b
+
+    def adopt(self, n: int, information_gain: float) -> None:
+        """Take the count and information gain a compiled loop reached (``buffers``)."""
+        self._n, self._info = int(n), float(information_gain)
+
     def extend(self, X: np.ndarray, Y: np.ndarray, eps: np.ndarray) -> None:
         """``add`` each row of ``X`` (n x d) with ``Y`` (n) and ``eps`` (n), in order."""
         A = np.asarray(X, dtype=float)

@@ -1,47 +1,30 @@
 """Mitigated estimates of one round's probability p_k, with honest intervals.
 
-Protocol (what ``IterativeAmplitudeEstimation`` uses per round): a
-:class:`ProbabilityEstimator` is bound to an executor and an oracle; the bound
-:class:`RoundEstimator` runs every circuit a round needs and returns an interval for the
-*ideal* p_k = sin^2((2k + 1) theta) plus every circuit it ran (``Round(k, shots, ones,
-scale)``), so oracle calls are counted exactly. ``plug_in`` predicts the interval a round
-would report if every circuit read its expected count; IAE's alpha-spending schedule sizes
-its shots with it (``qbo.qmc.iae``, module docstring).
+A :class:`ProbabilityEstimator` bound to an executor and an oracle (a :class:`RoundEstimator`)
+runs every circuit a round needs and returns an interval for the *ideal* p_k =
+sin^2((2k + 1) theta) plus every circuit it ran (``Round(k, shots, ones, scale)``), so oracle
+calls are counted exactly; ``plug_in`` predicts a round's interval for IAE's shot sizing
+(``qbo.qmc.iae``).
 
-Intervals, each at level 1 - alpha for the quantity named:
-- none: Clopper-Pearson for the noisy p_k (no mitigation, no claim about noise bias).
-- rem: Clopper-Pearson [q_l, q_h] for the observed q mapped through the exact affine
-  inverse of the known confusion matrix (``qbo.noise.readout``): covers the
-  readout-free p_k.
-- zne (+rem), Richardson / linear: the estimate Z = sum_j c_j r(q_hat_j), r the readout
-  correction (identity without rem, slope 1/g with it) and q_hat_j the mean of n_j
-  independent shots at scale s_j. Z is a sum of independent terms, shot i of scale j
-  contributing c_j x_i / (g n_j) with x_i in {0, 1}, a range of |c_j| / (g n_j). Hoeffding's
-  inequality (Hoeffding 1963, Thm. 2) gives P(|Z - E Z| >= t) <= 2 exp(-2 t^2 / sum_j
-  c_j^2 / (g^2 n_j)), so half-width t = sqrt(ln(2 / alpha) sum_j c_j^2 / (2 g^2 n_j)).
-  It covers E Z = the extrapolation of the noisy expectations, NOT the ideal p_k: the
-  model bias of the extrapolation (noise that is not a polynomial in the scale) is not
-  covered; ``bench/noise.py`` and ``tests/test_mitigation.py`` measure the coverage.
-- zne, exponential: per-scale Clopper-Pearson at alpha / m (union bound) and the range of
-  the extrapolation over the corners of that box (exact if the fit is monotone in each
-  value, which holds while all values sit on one side of 1/2; heuristic otherwise).
+Intervals, each at level 1 - alpha:
+- none: Clopper-Pearson for the noisy p_k (no claim about noise bias).
+- rem: Clopper-Pearson for the observed q, mapped through the exact affine inverse of the
+  known confusion (``qbo.noise.readout``): covers the readout-free p_k.
+- zne (+rem), Richardson / linear: Z = sum_j c_j r(q_hat_j) is a sum of independent bounded
+  shots, so Hoeffding (1963, Thm. 2) gives the half-width sqrt(ln(2 / alpha) sum_j c_j^2 /
+  (2 g^2 n_j)) (g the readout gain, 1 without rem). It covers E Z, the extrapolation of the
+  noisy expectations, not the ideal p_k.
+- zne, exponential: per-scale Clopper-Pearson at alpha / m and the range of the fit over
+  that box (exact while the fit is monotone in each value).
 
-Residual-bias pad (``bias_pad=True``, or fixed per-power ``pads``): every interval above
-covers an expectation that noise still biases (none: the noisy p_k; zne: the extrapolation of
-the noisy values). The pad widens each round's interval by a bound on that bias from the
-depth model's contrasts c_s of every (folded) circuit the round runs
-(``qbo.noise.depth.residual_bias``): sum_j |c_j| (1 - c_{s_j}), plus max(p01, p10) without
-REM. Mitigation is not assumed to remove the bias: the bound holds for any error of weight
-1 - c_s at each scale, whatever its fixed point (T1 pulls towards 0) and however it scales
-with folding. ``qbo.qmc.capped.CalibrationAwareIAE`` (what ``make_estimator`` builds when a
-device model is known) fixes the pads of the powers it plans (``with_pads``); ``bias_pad``
-computes them lazily from ``snapshot`` on the executor's compiled blocks. Padding only widens
-intervals (coverage can only rise); ``bench/noise.py`` checks the bound against the exact
-channels. The exponential factory gets no pad (ValueError).
+Residual-bias pad (``bias_pad=True`` or fixed ``pads``): widens each interval by the depth
+model's bound on the bias left, sum_j |c_j| (1 - c_{s_j}) plus max(p01, p10) without REM
+(``qbo.noise.depth.residual_bias``), whatever the error's fixed point; padding only widens.
+``qbo.qmc.capped.CalibrationAwareIAE`` fixes the pads of the powers it plans
+(``with_pads``). The exponential factory takes no pad.
 
-Shots: a round's ``shots`` N are split over scales as n_j ~ |c_j| / sqrt(s_j), the split
-minimising the variance sum_j c_j^2 / n_j at the oracle cost sum_j n_j s_j (2k + 1)
-(Lagrange: c_j^2 / n_j^2 = mu s_j).
+Shots over scales: n_j ~ |c_j| / sqrt(s_j) minimises sum_j c_j^2 / n_j at the oracle cost
+sum_j n_j s_j (2k + 1) (Lagrange).
 """
 
 from __future__ import annotations
@@ -82,7 +65,7 @@ class Mitigation:
         readout: correct readout errors (needs ``confusion`` or ``snapshot``).
         scales: odd global-folding scales; (1,) means no ZNE.
         extrapolation: 'richardson', 'linear' or 'exp' (Mitiq factories).
-        confusion: a known confusion of the measured qubit (e.g. measured on the device);
+        confusion: a known confusion of the objective qubit (e.g. from a device calibration run);
             overrides ``snapshot``.
         snapshot: calibration whose laid-out objective qubit gives the confusion.
         bias_pad: widen each round's interval by the residual noise bias that the

@@ -40,7 +40,7 @@ def coefficients(name: str, scales: Sequence[int]) -> np.ndarray:
 
 
 def extrapolate(name: str, scales: Sequence[int], values: Sequence[float]) -> float:
-    """Mitiq's zero-noise value for ``values`` measured at ``scales``."""
+    """Mitiq's zero-noise value for ``values`` observed at ``scales``."""
     from mitiq.zne.inference import ExpFactory
 
     if name == "exp":

@@ -2,7 +2,7 @@
 
 One module per concept: ``schema`` (the Snapshot record, validation, faulty qubits and
 gates), ``store`` (snapshot files), ``export`` (from qiskit backends), ``aer_model``
-(qiskit Target, Aer noise model and simulator), ``readout`` (confusion of a measured
+(qiskit Target, Aer noise model and simulator), ``readout`` (confusion of the read-out
 qubit), ``layout`` (which physical qubits a circuit uses), ``blocks`` (Grover powers
 composed from compiled blocks), ``depth`` (predicted contrast of each power and k_max),
 ``model`` (a device model: a snapshot and its derived views, built once per file),

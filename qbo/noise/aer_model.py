@@ -75,9 +75,8 @@ def noise_model(
     otherwise the symmetric ``readout_error``. Delays are noiseless; qubit temperature is 0.
 
     ``qubits`` restricts the model to instructions acting only on those physical qubits
-    (and their readout). Building the full model of a 100+ qubit device takes seconds;
-    when the circuit's layout is fixed, passing it here gives the same simulation results
-    in milliseconds.
+    (and their readout): with the circuit's layout fixed, the same simulation results without
+    building the full model of a 100+ qubit device.
     """
     from qiskit_aer.noise import NoiseModel, ReadoutError
     from qiskit_aer.noise.device import basic_device_gate_errors

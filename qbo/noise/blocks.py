@@ -8,7 +8,7 @@ block's qubits permuted; a short swap network found by token swapping on the cou
 graph (Miltzow et al. 2016, qiskit's ``ApproximateTokenSwapper``) is appended so every
 compiled block starts and ends on L. Then any word is the plain concatenation of its
 compiled blocks (barriers between them, as between the oracle calls of the virtual
-circuit), and the objective is measured on L[objective]. A power circuit costs no
+circuit), and the objective is read out on L[objective]. A power circuit costs no
 transpile at all once its blocks exist; other circuits are transpiled whole.
 
 The barrier-separated blocks are what the whole-circuit transpile would also have to
@@ -64,7 +64,7 @@ class CompiledBlocks:
     """The compiled blocks of one oracle on one target, all starting and ending on ``layout``."""
 
     layout: tuple[int, ...]
-    objective: int  # physical qubit measured
+    objective: int  # physical qubit read out
     blocks: dict  # name -> compiled QuantumCircuit (all of one width), filled lazily
 
     @property

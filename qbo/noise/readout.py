@@ -1,4 +1,4 @@
-"""The readout channel of one measured qubit, and its inversion with ``mitiq.rem`` (Maciejewski et al. 2020).
+"""The readout channel of the objective qubit, and its inversion with ``mitiq.rem`` (Maciejewski et al. 2020).
 
 A noise concept (the noise-aware likelihoods and the depth model use the forward channel); readout-error
 mitigation (``qbo.mitigation``) uses the inverse.
@@ -9,8 +9,8 @@ A measurement of the objective qubit reads the wrong bit with p01 = P(read 1 | p
 observed P(1) is q = p01 + g p, g = 1 - p01 - p10 > 0. ``mitiq.rem.generate_inverse_
 confusion_matrix(1, p01, p10)`` gives M^-1; its second row maps (1 - q, q) back to p, an
 increasing affine map of q. So a Clopper-Pearson interval [q_l, q_h] for q at level alpha
-maps exactly to an interval for p at the same level (the matrix is taken as known; for a
-measured matrix its own uncertainty would have to be added).
+maps exactly to an interval for p at the same level (the matrix is taken as known; for an
+estimated matrix its own uncertainty would have to be added).
 """
 
 from __future__ import annotations

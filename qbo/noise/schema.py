@@ -1,27 +1,19 @@
 """Calibration snapshot schema: the immutable record of one device and its validation.
 
 A :class:`Snapshot` holds one device's calibration (T1/T2, readout and gate errors, gate
-durations, coupling map). All quantities are SI: seconds for times, probabilities in
-``[0, 1]`` for errors. The JSON schema is documented in ``calibrations/README.md``.
+durations, coupling map) in SI units; the JSON schema is in ``calibrations/README.md``. A
+validation failure is one ``ValueError`` line naming the file, field, value and what was
+expected, e.g. ``calibration 'x.json': qubits[3].t1 must be > 0 seconds, got -5.0``.
 
-Every validation failure raises :class:`ValueError` with a single-line message naming the
-file (or source), the offending field, the bad value and what was expected, e.g.::
+Faulty entries (``"faulty": true``: a qubit without T1/T2 or usable readout, a gate with
+IBM's error 1, and every gate on a faulty qubit) stay in the record, so ``calibrations
+show`` can name them, but are left out of the qiskit Target and the Aer noise model
+(``qbo.noise.aer_model``), so layouts and routing never use them. Other qubits are
+validated strictly.
 
-    calibration 'x.json': qubits[3].t1 must be > 0 seconds, got -5.0
-
-Faulty qubits and gates. Real devices report qubits without T1/T2 or with useless readout,
-and gates with error 1 (IBM's mark for a broken gate). Such entries carry ``"faulty": true``;
-a faulty qubit may have null ``t1``/``t2``/``readout_error``, and every gate touching a
-faulty qubit is faulty. Faulty entries are kept in the record (so ``calibrations show``
-can name them) but are left out of the qiskit Target and the Aer noise model
-(``qbo.noise.aer_model``), so layouts and routing never use them. Values of a qubit that is
-not marked faulty are validated strictly.
-
-Physicality rule: Aer's ``thermal_relaxation_error`` requires ``T2 <= 2*T1``. Values
-violating it (which do occur in published IBM calibrations) are clipped to ``2*T1`` when a
-snapshot is exported or loaded, and a human readable line is appended to
-:attr:`Snapshot.notes`; loading a file that still needs clipping additionally emits a
-:class:`UserWarning`.
+Aer's ``thermal_relaxation_error`` needs T2 <= 2 T1; published IBM calibrations sometimes
+break it, so such T2 are clipped to 2 T1 on export or load, with a line in
+:attr:`Snapshot.notes` (and a ``UserWarning`` when a loaded file still needed it).
 """
 
 from __future__ import annotations

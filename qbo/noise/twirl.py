@@ -5,7 +5,7 @@ G P G^dagger leaves the ideal circuit unchanged, and averaged over the pairs tur
 error channel into a Pauli channel (Wallman and Emerson 2016, Sec. II). A coherent
 over-rotation, which makes the Grover contrast oscillate in k rather than decay, becomes a
 depolarising-like decay: the model ``qbo.noise.depth`` and the noise-aware likelihoods
-assume (``bench/noise.py``, coherent-error study, measures it).
+assume (``bench/noise.py``, coherent-error study).
 
 Aer targets: ``twirled_instances`` draws random twirls of an already compiled circuit with
 ``qiskit.circuit.pauli_twirl_2q_gates`` (the Paulis are synthesised for the Target, so the
@@ -71,10 +71,7 @@ class TwirlingSampler:
     * Gate twirling is on only when every circuit of the request holds a two-qubit gate. On a
       circuit without one it changes nothing on a device, and qiskit-ibm-runtime's local
       executor returns only the first randomization's shots of such a circuit, the others
-      reading 0. Measured on FakeManilaV2 with 2000 shots and 8 randomizations: X|0> read 1 in
-      245 shots, and bernoulli:0.3 at k = 0 gave P(1) = 0.04. Circuits with two-qubit gates agreed
-      with the untwirled run: P(1) = 0.308 vs 0.312, 0.804 vs 0.821 and 0.246 vs 0.222 at
-      k = 0, 1, 2 (3-qubit entangled oracle, 4000 shots).
+      reading 0 (docs/noise.md, ``--twirl``).
     * ``num_randomizations`` is the largest divisor of the request's shots up to
       ``randomizations``, with ``shots_per_randomization`` = shots / it. Under "auto" the
       Sampler rounds shots up (1000 asked, 1024 returned), and counts must hold exactly the

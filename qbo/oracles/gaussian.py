@@ -45,7 +45,7 @@ def discretised_normal(
     """Bin midpoints (2^qubits) and the renormalised normal mass of each bin."""
     lo, hi = window
     edges = np.linspace(lo, hi, 2**qubits + 1)
-    from scipy.stats import norm  # lazy: scipy.stats costs ~0.5 s to import
+    from scipy.stats import norm  # lazy: scipy.stats is slow to import (docs/scale-out.md, Imports)
 
     mass = np.diff(norm.cdf(edges, loc=mean, scale=std))
     return 0.5 * (edges[:-1] + edges[1:]), mass / mass.sum()

@@ -18,11 +18,9 @@ Substitutions (the paper's dataset cannot be fetched offline):
 - Arms: ``(log10 C + 4) / 4, (log10 gamma + 4) / 4`` in [0, 1]^2, C-major: arm
   ``i = 5 * iC + iG``.
 - Noise: y ~ N(accuracy, std^2), discretised on 2^qubits bins over the shared window
-  ``default_window(std)``. The paper gives no std; we default to ``std = 0.1``: (i) the
-  accuracies span about 0.33, so std / range is about 0.3, close to the synthetic problem's
-  0.4 / 1; (ii) it is of the order of the real evaluation noise of a 171-sample validation
-  accuracy, whose binomial standard error is 0.017 - 0.037 here, inflated to cover split
-  variability; (iii) with 6 qubits the window (-0.4, 1.4) has bins of 0.028 = 0.28 std, so the
+  ``default_window(std)``. The paper gives no std; we default to ``std = 0.1``, about 0.3
+  of the accuracies' range (as the synthetic problem's 0.4 / 1), of the order of a
+  171-sample validation accuracy's binomial error, and with 6 qubits fine enough that the
   discretised mean is within 1e-3 of the accuracy.
 
 The accuracy table for seed 0 is computed once by :func:`compute_svm_table` and shipped as

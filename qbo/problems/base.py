@@ -3,7 +3,7 @@
 A :class:`Problem` is an immutable value: ``arms`` are the inputs a GP sees (m x d, in
 [0, 1]^d), ``oracle(i)`` is the state preparation A of arm i, and ``means[i]`` is the exact
 mean reward that this oracle encodes (``oracle.mean``, reward units). Regret is therefore
-exact for what the circuit encodes: for a discretised Gaussian it is measured against the
+exact for what the circuit encodes: for a discretised Gaussian it is taken against the
 discretised mean, not against the continuous f(x) the oracle approximates.
 """
 

@@ -19,7 +19,7 @@ exactly the GP the time-varying policies assume.
 A ``TVProblem`` also says how a run measures it (``StageModel``): the seed's rounds (one noisy
 evaluation taking t(x), after ``init`` random rounds) when every policy is classical, or QMC
 stages on ``drifting_oracle`` (Bernoulli or Gaussian in a fixed reward window) whose duration
-is ``overhead + calls * sec_per_call`` (``clock="calls"``) or the measured QMC wall time plus
+is ``overhead + calls * sec_per_call`` (``clock="calls"``) or the QMC stage's wall time plus
 the overhead (``clock="wall"``) when some policy is quantum (``qbo.experiments.clock``).
 """
 
@@ -165,8 +165,8 @@ class TVProblem:
     """A drifting problem: arms, drift rate lambda, noise variance, evaluation time per arm.
 
     ``time_noise``: sd of a multiplicative log-normal error on every realised evaluation time
-    (0: the exact t(x) of the seed; > 0 reproduces the "measured time data contains some
-    noise" of the seed's Sec. 5.3).
+    (0: the exact t(x) of the seed; > 0 reproduces the noisy evaluation times of the
+    seed's Sec. 5.3).
     """
 
     name: str

@@ -12,7 +12,7 @@ Noise (the paper's two cases of Lemma 1):
   (-4 std, 1 + 4 std), the same window for every arm, and discretised on 2^qubits bins
   (``qbo.oracles.gaussian``). The encoded mean (``Problem.means``) is the discretised mean,
   which differs from f_i by less than 1e-3 for std in [0.05, 1] and 6 qubits (truncation
-  error dominates; see ``qbo.oracles.gaussian``). Regret is measured against the encoded
+  error dominates; see ``qbo.oracles.gaussian``). Regret is taken against the encoded
   means. The paper's std is not stated for the simulations; its real-device run (App. J,
   Fig. 4) uses std = 0.4, our default.
 
