@@ -299,6 +299,7 @@ def test_resumed_policies_resume_after_a_crash_with_identical_files(name, option
 
     config = ExperimentConfig(algorithms=(name,), budget=1500, trials=1, algorithm_options={name: options} if options else {})
     run_experiment(config, tmp_path / "clean")
+    assert b'"lrae-resumed"' in (tmp_path / "clean" / "stages.jsonl").read_bytes()  # the default estimator resumes LRAE
     crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
     resume_experiment(tmp_path / "crashed")
     for file in ("stages.jsonl", "summary.csv"):
