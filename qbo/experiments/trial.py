@@ -187,7 +187,7 @@ def _measure(
         estimate, state = refine_arm(start, oracle, executor, query.epsilon)
         query = replace(query, resume=state)
     else:
-        method = choose_method(settings.estimator, mitigation=settings.mitigation is not None)
+        method = choose_method(settings.estimator, executor.target, mitigation=settings.mitigation is not None, run=True)
         estimator = make_estimator(method, query.epsilon, query.alpha, mitigation=settings.mitigation,
                                    snapshot=settings.snapshot)
         if estimator.planned_calls(oracle) > budget_left:

@@ -35,12 +35,16 @@ from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
 
 
-def choose_method(method: str, *, mitigation: bool = False) -> str:
-    """The estimator a bandit stage runs for the configured ``method`` (the run config's
-    ``estimator``): 'auto' is :class:`AutoEstimator`, as ``qbo estimate --method auto`` runs it
-    (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a mitigation, which only
-    IAE and MLAE take: then IAE. Any other name is that method."""
-    if method == "auto" and mitigation:
+def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False) -> str:
+    """The estimator that runs for the configured ``method`` on ``target``: 'auto' is
+    :class:`AutoEstimator` (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a
+    mitigation, which only IAE and MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
+    target with a device model is IAE (calibration-aware), as before LRAE: the hardware cost
+    plan (``qbo.execution.plan``) is exact on an ideal device for IAE, and MLAE's schedule
+    follows its device prior, so a plan of it is not. Any other name is that method."""
+    if method != "auto":
+        return method
+    if mitigation or (run and target not in NOISELESS_TARGETS):
         return "iae"
     return method
 
