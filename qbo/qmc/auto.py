@@ -52,7 +52,7 @@ def choose_method(method: str, target: str, *, mitigation: bool = False, run: bo
 def resumed_kind(method: str) -> type[ResumableState] | type[LRState]:
     """The resumed per-arm estimate for the configured ``method`` (resumed QMC runs on noiseless
     targets only): IAE's ``ResumableState`` for 'iae', else LRAE's ``LRState`` (the estimator
-    ``auto`` picks there: ``qbo.qmc.lrae``, the lowest measured constant)."""
+    ``auto`` picks there: ``qbo.qmc.lrae``, docs/estimators.md)."""
     if method not in ("iae", "lrae", "auto"):
         raise ValueError(f"resumed QMC runs estimator 'auto', 'lrae' or 'iae', got '{method}'")
     return ResumableState if method == "iae" else LRState

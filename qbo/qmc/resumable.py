@@ -216,12 +216,12 @@ def arm_state_from_json(data: dict[str, Any]) -> ArmState:
 
 def as_kind(state: ArmState, kind: type[ResumableState] | type[LRState]) -> ArmState:
     """``state`` as the resumed estimator ``kind`` runs it: a state with no rounds is a blank
-    (only its alpha matters) and becomes ``kind(alpha)``; one that has measured must already
+    (only its alpha matters) and becomes ``kind(alpha)``; one that holds rounds must already
     be of ``kind`` (an arm's rounds are never reinterpreted by another estimator)."""
     if isinstance(state, kind):
         return state
     if state.rounds:
-        raise ValueError(f"an arm's resumed estimate is {type(state).__name__} with rounds measured, "
+        raise ValueError(f"an arm's resumed estimate is {type(state).__name__} with rounds run, "
                          f"but this run resumes with {kind.__name__}")
     return kind(state.alpha)
 
