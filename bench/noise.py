@@ -440,6 +440,31 @@ def study(name: str, kind: str, amplitudes: np.ndarray, replicates: int, eps: fl
     return rows, lines
 
 
+def capped_deep(name: str, kind: str, amplitudes: np.ndarray, eps: float, alpha: float, seed: int) -> None:
+    """Calibration-aware IAE with mitigation none and zne+rem at ``eps`` (one seed per amplitude):
+    the calls it spent against its own planned calls, the widths, coverage and the floor."""
+    snapshot = snapshot_of(name)
+    model = DeviceModel(snapshot)
+    oracles = [make_oracle(kind, float(a)) for a in amplitudes]
+    for oracle in oracles:
+        model.add(oracle)
+    for mit in ("none", "zne+rem"):
+        est = CalibrationAwareIAE(IterativeAmplitudeEstimation(eps, alpha, mitigation=make_mitigation(mit, snapshot)), snapshot)
+        outs = [est.estimate(o, ExactBinomialExecutor(model, seed=seed * 1000 + i)) for i, o in enumerate(oracles)]
+        ratio = max(out.oracle_calls / max(est.planned_calls(o), 1.0) for out, o in zip(outs, oracles))
+        covered = sum(out.ci_low <= float(o.mean) <= out.ci_high for out, o in zip(outs, oracles))
+        widths = [out.ci_high - out.ci_low for out in outs]
+        calls = [out.oracle_calls for out in outs]
+        floors = [out.diagnostics["epsilon_floor"] for out in outs]
+        skipped = sum(bool(out.diagnostics.get("mitigation_skipped")) for out in outs)
+        wide_cheap = sum(w > 0.5 and c < 1000 for w, c in zip(widths, calls))
+        print(f"{name} x {kind} iae+{mit} [dev] eps={eps}: calls {min(calls)}..{max(calls)} (0 calls: {calls.count(0)}), "
+              f"max calls/planned {ratio:.2f}, width {min(widths):.3f}..{max(widths):.3f} "
+              f"(> 0.5 after < 1000 calls: {wide_cheap}), covered {covered}/{len(outs)} "
+              f"(Wilson LB {wilson_lower(covered, len(outs)):.1%}), floor {min(floors):.3f}..{max(floors):.3f}, "
+              f"plain rounds ran {skipped}/{len(outs)}", flush=True)
+
+
 def pad_check(model: DeviceModel, snapshot: Snapshot, oracles: list[Oracle], k_top: int = 12) -> str:
     """max over oracles and k <= k_top of |exact bias| / pad, for the pads qbo pads rounds with
     (``qbo.qmc.capped.residual_bias``): none (readout included), rem, zne+rem (scales 1, 3,
@@ -646,6 +671,8 @@ def main() -> None:
     parser.add_argument("--fold-fit", action="store_true",
                         help="only fit the folded circuits' exact P(k, s) by the decay models (mlae+zne's likelihood)")
     parser.add_argument("--scales", default="1,3,5", help="fold scales of --fold-fit")
+    parser.add_argument("--capped-deep", action="store_true",
+                        help="only run calibration-aware IAE (none, zne+rem) at --eps on each snapshot x oracle: calls vs planned, width, coverage, floor (issue 24 item 3)")
     parser.add_argument("--no-study", action="store_true", help="skip the estimator tables (e.g. BO only)")
     parser.add_argument("--bo-trials", type=int, default=0, help="trials of the BO-under-noise section (0: skip)")
     parser.add_argument("--bo-budget", type=int, default=3000)
@@ -660,6 +687,11 @@ def main() -> None:
         for name in args.snapshots.split(","):
             fold_fit_study(name, args.oracles.split(","), amplitudes, args.k_top, tuple(int(x) for x in args.scales.split(",")),
                            args.gof_shots)
+        return
+    if args.capped_deep:
+        for name in args.snapshots.split(","):
+            for kind in args.oracles.split(","):
+                capped_deep(name, kind, amplitudes, args.eps, args.alpha, args.seed)
         return
     if args.pad_check:
         pad_checks(args.snapshots.split(","), args.oracles.split(","), amplitudes)

@@ -1,4 +1,4 @@
-"""How fast the CLI answers: `qbo --help` and a refused bad oracle, in fresh interpreters.
+"""How fast the CLI answers: `qbo --help` and refused bad inputs, in fresh interpreters.
 
     python bench/startup.py [--repeats 5] [--tree PATH ...]
 
@@ -20,6 +20,11 @@ from pathlib import Path
 COMMANDS = (
     ("qbo --help", ["--help"]),
     ("qbo estimate --oracle bernoulli:1.7 --epsilon 0.1", ["estimate", "--oracle", "bernoulli:1.7", "--epsilon", "0.1"]),
+    ("qbo estimate --target nope", ["estimate", "--target", "nope"]),
+    ("qbo estimate --method nope", ["estimate", "--method", "nope"]),
+    ("qbo run --trials 0", ["run", "--trials", "0"]),
+    ("qbo run --algorithms nope", ["run", "--algorithms", "nope"]),
+    ("qbo run --budget 0", ["run", "--budget", "0"]),
 )
 
 

@@ -195,3 +195,39 @@ def test_a_bias_floor_past_the_range_is_reported_as_the_whole_range():
     est = Estimate(0.5, oracle.low, oracle.high, 0.02, 0.05, (), 0.0, "iae+pad", "aer:fake_torino", False)
     d = reachability(est, oracle, [0.93, 0.997], 0.02 / scale)
     assert d["calls_for_epsilon"] is None and d["epsilon_floor"] == pytest.approx(0.5 * scale)
+
+
+def test_an_unreachable_eps_still_leaves_sampling_to_do_while_the_bias_bound_is_below_one_half():
+    from qbo.qmc.capped import aim_half_width
+
+    # small bounds: bound / fraction, as before (sampling half-width = the bound at fraction 1/2)
+    assert math.isclose(aim_half_width(0.05, 0.5), 0.1)
+    for bound in (0.01, 0.1, 1 / 6, 0.2, 0.249, 0.3, 0.49):
+        aim = aim_half_width(bound, 0.5)
+        assert bound < aim < 0.5  # IAE has a round to run: it never stops after 0 calls
+        assert aim <= bound / 0.5 + 1e-12
+        if bound <= 0.25 - 1 / 64:  # an interval at most 1/2 wide is affordable: aimed at
+            assert aim <= 0.25
+    assert aim_half_width(0.5, 0.5) == 0.5 and aim_half_width(0.7, 0.5) == 0.5
+
+
+@pytest.mark.slow
+def test_zne_rem_on_a_deep_oracle_spends_calls_and_never_returns_the_whole_window_after_none():
+    """The 4-qubit discrete oracle on FakeKingston (issue 24 item 3): zne+rem's triangle bound at
+    k = 0 (about 1/4) exceeds the unmitigated pad, so plain rounds run; the estimate spends calls,
+    stays within 2x its planned calls, covers, is narrower than 1/2 and reports the floor."""
+    from qbo.mitigation import make_mitigation
+
+    bench = bench_module("noise")
+    snapshot = bench.snapshot_of("fake:FakeKingston")
+    model = bench.DeviceModel(snapshot)
+    oracle = bench.make_oracle("discrete", 0.35)
+    model.add(oracle)
+    est = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.01, 0.05, mitigation=make_mitigation("zne+rem", snapshot)), snapshot)
+    out = est.estimate(oracle, bench.ExactBinomialExecutor(model, seed=1))
+    a = float(oracle.mean)
+    assert 0 < out.oracle_calls <= 2 * est.planned_calls(oracle)
+    assert out.ci_low <= a <= out.ci_high and out.ci_high - out.ci_low < 0.5
+    assert not out.reached_epsilon and out.diagnostics["epsilon_floor"] > 0.01
+    assert out.diagnostics["mitigation_skipped"] and "plain rounds ran" in out.note
+    assert "not reachable at any budget" in out.note

@@ -147,6 +147,42 @@ def test_fan_out_keeps_job_order_on_two_workers():
     assert fan_out(_square, list(range(7)), workers=2, processes=False) == [x * x for x in range(7)]
 
 
+@pytest.mark.slow
+def test_ctrl_c_during_a_fanned_out_run_stops_it_at_once_then_resume_gives_identical_files(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) on two local workers:
+    the run stops in well under the seconds a graceful cluster shutdown takes, with one line
+    and no worker's traceback, leaves no process behind, and --resume finishes it."""
+    config = ["--budget", "3000", "--trials", "2"]
+    clean = CliRunner().invoke(app, ["run", *config, "--out", str(tmp_path / "clean")])
+    assert clean.exit_code == 0, clean.output
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "qbo.cli", "run", *config, "--out", str(out), "--workers", "2",
+                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:  # until the workers have journalled stages
+        journals = list((out / "units").glob("*.jsonl")) if (out / "units").exists() else []
+        if sum(p.stat().st_size for p in journals) > 0:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    code = proc.wait(timeout=60)
+    took = time.monotonic() - sent
+    stderr = proc.stderr.read()
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    for pid in left:
+        os.kill(int(pid), signal.SIGKILL)
+    assert code == 130 and not left, (code, left)
+    assert took < 2.5, took  # a graceful shutdown took 3.4-5 s on the 2-core machine
+    assert stderr.strip() == f"interrupted; resume with: qbo run --resume {out}", stderr
+    assert not (out / "stages.jsonl").exists()
+    resumed = CliRunner().invoke(app, ["run", "--resume", str(out), "--workers", "2"])
+    assert resumed.exit_code == 0, resumed.output
+    assert files(out, FILES + ("regret.png",)) == files(tmp_path / "clean", FILES + ("regret.png",))
+
+
 @pytest.mark.parametrize("workers", [0, -1, 65, 100000, True, 2.0, "2"])
 def test_workers_outside_their_limit_are_bad_input(workers):
     from qbo.errors import BadInput

@@ -63,13 +63,35 @@ def test_aer_sampler_is_counted_and_its_unknown_noise_is_said():
     oracle = from_circuit(_circuit(), objective=1)
     bare = IterativeAmplitudeEstimation(epsilon=0.02, alpha=0.05).estimate(oracle, SamplerV2(seed=1))
     assert bare.target == "sampler:qiskit_aer.SamplerV2"
-    assert not bare.reached_epsilon and "does not model" in bare.note
+    assert not bare.reached_epsilon and "carries device noise" not in bare.note
+    assert "noise is unknown to qbo and no calibration-aware depth caps apply" in bare.note
     assert bare.diagnostics["sampler_noise"] == "unknown to qbo"
     assert bare.diagnostics["sampler_shots"]["requested"] == _shots(bare)
     declared = IterativeAmplitudeEstimation(epsilon=0.02, alpha=0.05).estimate(
         oracle, SamplerExecutor(SamplerV2(seed=1), noiseless=True))
     assert declared.target == "sampler:noiseless" and declared.reached_epsilon
     assert declared.ci_low <= EXACT <= declared.ci_high
+
+
+def test_noise_is_declared_by_the_target_not_read_from_its_label():
+    import pickle
+
+    from qbo.execution.base import DeclaresNoise
+    from qbo.execution.sampler import SamplerTarget
+    from qbo.qmc.base import is_noiseless
+    from qbo.qmc.mlae import noiseless_target
+
+    exact = SamplerExecutor(StatevectorSampler(seed=0)).target
+    assert isinstance(exact, DeclaresNoise) and exact.is_noiseless and not exact.has_device_model
+    # a label alone declares nothing: the same string, not from a declaring executor, is unknown
+    assert not is_noiseless(str(exact))
+    assert is_noiseless(exact) and is_noiseless("exact") and not is_noiseless("aer:fake_torino")
+    assert noiseless_target(exact) and not noiseless_target(str(exact))  # MLAE asks the same capability
+    noisy = SamplerExecutor(StatevectorSampler(seed=0), noiseless=False).target
+    assert not is_noiseless(noisy) and noisy.endswith("+declared-noise")
+    assert pickle.loads(pickle.dumps(exact)) == exact and pickle.loads(pickle.dumps(exact)).is_noiseless
+    assert isinstance(pickle.loads(pickle.dumps(noisy)), SamplerTarget)
+    assert not pickle.loads(pickle.dumps(noisy)).is_noiseless
 
 
 def _runtime_samplers():

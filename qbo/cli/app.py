@@ -12,6 +12,7 @@ from qbo.cli.qmc_commands import circuits_app, estimate
 from qbo.cli.run_commands import RunCommand, export, plot, run
 
 app = typer.Typer(
+    rich_markup_mode=None,  # plain help: rich would cost ~0.3 s of imports on every --help (bench/startup.py)
     help="qbo: quantum-first Bayesian optimisation with honest oracle-call accounting.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -10,7 +10,7 @@ import typer
 
 from qbo.cli.errors import one_line_errors
 
-calibrations_app = typer.Typer(help="Device calibration snapshots.", no_args_is_help=True)
+calibrations_app = typer.Typer(help="Device calibration snapshots.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @calibrations_app.command("list")

@@ -19,7 +19,7 @@ from qbo.cli.errors import one_line_errors
 from qbo.cli.run_commands import fresh_folder
 
 
-jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True)
+jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True, rich_markup_mode=None)
 
 MODE_HELP = "job (one job per request), batch, or session (dedicated device time between requests)"
 BACKEND_HELP = "ibm:NAME (a real device), or fake:NAME for a local dry run in qiskit-ibm-runtime local mode"
@@ -79,12 +79,13 @@ def submit(
     if plan_trials is not None and plan_trials < 1:
         raise ValueError(f"--plan-trials must be >= 1, got {plan_trials}")
     cfg = load_config(config).with_overrides(target=f"{kind}:{name}")
-    device = runtime.connect(kind).backend(name)  # credentials and backend name, before a folder exists
+    connection = runtime.connect(kind)
+    device = connection.backend(name)  # credentials and backend name, before a folder exists
     check_experiment(cfg)  # problem, policies and mitigation, before a folder exists
     folder = out or fresh_folder("submit-")
     check_claimable(folder, cfg)  # a file, a foreign folder or another experiment's run folder: before the plan
     calibration = _calibration(kind, name, device, folder)
-    for line in plan_lines(cost_plan(cfg, device, plan_trials, calibration), cfg, mode, limits, device, calibration):
+    for line in plan_lines(cost_plan(cfg, device, plan_trials, calibration, connection.replica(), mode), cfg, mode, limits, device, calibration):
         typer.echo(line)
     if not yes and not _confirmed():
         typer.echo("not submitted: the plan was not confirmed (--yes confirms it)", err=True)
@@ -134,14 +135,21 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
     """The cost plan as printed before anything is submitted."""
     from qbo.execution import parse_target
     from qbo.execution.cost import JOB_OVERHEAD_S, rep_delay_s
-    from qbo.experiments.cost_plan import TALLIES
+    from qbo.experiments.cost_plan import PLAN_RESEEDS, TALLIES
 
     lines = [f"cost plan for {cfg.target} ({mode} mode), {cfg.trials} trials x {len(cfg.algorithms)} algorithms, budget {cfg.budget}:"]
     if plan["tv"]:
         lines.append("  time-varying problem: no job prediction (jobs still stop at the caps)")
     else:
-        lines[0] += (f" simulated on an ideal device for {plan['simulated']} of {plan['trials']} trials"
-                     + (f", scaled x{plan['trials'] / plan['simulated']:g}" if plan["simulated"] < plan["trials"] else ""))
+        how = ("replayed with the run's seeds on a simulator that answers as the target will"
+               if plan["kind"] == "replay" else "simulated on an ideal device")
+        scaled = plan["simulated"] < plan["trials"]
+        lines[0] += (f" {how} for {plan['simulated']} of {plan['trials']} trials"
+                     + (f", scaled x{plan['trials'] / plan['simulated']:g}" if scaled else ""))
+        if plan["kind"] == "replay" and not scaled:
+            lines.append("  exact: the run submits these jobs unless a job fails or a cap stops it")
+        else:
+            lines.append("  an estimate, not a bound: the outcomes decide how many rounds each estimate takes")
     total = dict.fromkeys(TALLIES, 0.0)
     for name, entry in plan["algorithms"].items():
         if not entry["quantum"]:
@@ -150,6 +158,9 @@ def plan_lines(plan: dict[str, Any], cfg: Any, mode: str, limits: Any, device: A
         per_stage = entry["jobs"] / entry["stages"] if entry["stages"] else 0.0
         lines.append(f"  {name}: {entry['jobs']:,.0f} jobs, {entry['circuits']:,.0f} circuits, {entry['shots']:,.0f} shots, "
                      f"{entry['stages']:,.0f} quantum stages ({per_stage:.1f} jobs per stage), ~{entry['qpu_s']:,.0f} QPU s")
+        if plan["kind"] == "ideal":
+            lines.append(f"    up to {entry['jobs_upper']:,.0f} jobs: the most over {PLAN_RESEEDS + 1} sampling seeds on an "
+                         "ideal device (a spread, not a bound)")
         for key in total:
             total[key] += entry[key]
     if not plan["tv"]:

@@ -12,7 +12,7 @@ import typer
 
 from qbo.cli.errors import one_line_errors
 
-circuits_app = typer.Typer(help="Oracle circuits as OpenQASM 3.", no_args_is_help=True)
+circuits_app = typer.Typer(help="Oracle circuits as OpenQASM 3.", no_args_is_help=True, rich_markup_mode=None)
 
 ORACLE_HELP = (
     "Oracle spec: bernoulli:P | gaussian:mean=M,std=S[,qubits=N] | "
@@ -39,9 +39,11 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""
+    from qbo.cli.quick_checks import check_estimate_options
     from qbo.limits import BUDGET_MAX, SEED_MAX, SHOTS_MAX, check_alpha, check_epsilon, check_int, check_qubits
     from qbo.oracle_specs import read_oracle_spec
 
+    check_estimate_options(method, target, mitigation)
     check_epsilon(epsilon)
     check_alpha(alpha)
     check_int(seed, "seed", 0, SEED_MAX, "SEED_MAX")

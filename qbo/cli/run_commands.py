@@ -45,9 +45,13 @@ def run(
     progress_every: Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal (a terminal shows a bar with the time left).")] = 10.0,
 ) -> None:
     """Run a BO experiment; with no arguments, the Q-BO seed's synthetic Bernoulli experiment."""
+    from qbo.cli.quick_checks import check_run_options
     from qbo.files import Interrupted
 
     started = time.perf_counter()
+    algs = tuple(a.strip() for a in algorithms.split(",") if a.strip()) if algorithms is not None else None
+    check_run_options(problem=problem, algorithms=algs, budget=budget, trials=trials, target=target, seed=seed,
+                      estimator=estimator, accounting=accounting, mitigation=mitigation, workers=workers)
     folder = resume if resume is not None else out or fresh_folder()
     try:
         from qbo.cli.progress import check_every

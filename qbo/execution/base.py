@@ -6,7 +6,9 @@ keyed by the bitstring of all classical bits (qiskit order, clbit 0 rightmost).
 
 Optional capabilities are declared protocols, checked with ``isinstance``: :class:`Compiling`,
 :class:`ClassicalSourced`, :class:`Closing` here and ``qbo.noise.blocks.TranspileCached`` (the
-executor's transpile cache, shared with the depth model).
+executor's transpile cache, shared with the depth model). What qbo knows of an executor's noise
+is declared by its target (:class:`DeclaresNoise`): a :class:`Target`, or a bare Qiskit
+sampler's ``qbo.execution.sampler.SamplerTarget``.
 
 Every qbo executor also exposes ``rng``, the numpy Generator its randomness comes from. Its
 ``seed`` argument is an int or a Generator (numpy's convention): a caller that needs to
@@ -99,8 +101,10 @@ class Executor(Protocol):
 
     @property
     def target(self) -> str:
-        """The target this executor runs on, e.g. ``exact`` or ``fake:FakeBrisbane``: a
-        :class:`Target` (qbo's executors) or its string (``qbo.execution.targets.parse_target``)."""
+        """The target this executor runs on, e.g. ``exact`` or ``fake:FakeBrisbane``: a value
+        that declares its noise (:class:`DeclaresNoise`: a :class:`Target` on qbo's executors)
+        or a target string (``qbo.execution.targets.parse_target``); a string that names no
+        target (a test double's label) is taken to carry noise unknown to qbo."""
         ...
 
     def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
@@ -126,6 +130,20 @@ class ClassicalSourced(Protocol):
 
     @property
     def classical_source(self) -> Executor: ...
+
+
+@runtime_checkable
+class DeclaresNoise(Protocol):
+    """An executor's target that says what qbo knows of its noise: ``is_noiseless`` (runs are
+    exact: an interval covers the ideal mean) and ``has_device_model`` (a calibration qbo holds
+    describes the noise, so depth caps, decay priors and bias pads can be calibration-aware).
+    Neither: the noise is unknown to qbo (a bare Qiskit sampler)."""
+
+    @property
+    def is_noiseless(self) -> bool: ...
+
+    @property
+    def has_device_model(self) -> bool: ...
 
 
 @runtime_checkable

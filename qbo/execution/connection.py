@@ -67,6 +67,12 @@ class Connection(Protocol):
 
     def backends(self) -> list[str]: ...
 
+    def replica(self) -> "Connection | None":
+        """A connection that answers every request as this one will, reaching no device and
+        billing nothing (the cost plan's dry run, ``qbo.execution.plan.ReplayExecutor``);
+        None where outcomes cannot be known before they happen (a real device)."""
+        ...
+
 
 def status_name(raw: Any) -> str:
     """A status string from ``RuntimeJobV2.status()`` (str) or a local ``JobStatus`` (enum)."""
@@ -173,6 +179,10 @@ class LocalConnection:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    def replica(self) -> "LocalConnection":
+        """Itself: local mode simulates in this process, seeded by each request's seed."""
+        return self
 
     def backends(self) -> list[str]:
         return fake_backend_names()

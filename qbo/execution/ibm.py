@@ -198,6 +198,10 @@ class IBMConnection:
     def backends(self) -> list[str]:
         return sorted(b.name for b in self.service.backends(simulator=False, operational=True))
 
+    def replica(self) -> None:
+        """None: a real device's outcomes are not known before its jobs run."""
+        return None
+
 
 def connect(kind: str) -> Connection:
     """The connection of a target kind: ``fake`` (local mode) or ``ibm`` (real devices)."""

@@ -1,4 +1,10 @@
-"""A cost plan: what a hardware run would submit, counted on an exact simulation.
+"""A cost plan: what a hardware run would submit, counted on a dry run.
+
+Where the target's outcomes can be known in advance (local mode on a fake backend, the
+test service: their sampling is seeded by the request), :class:`ReplayExecutor` *replays
+the run*: the run's own executor, with the run's seeds, on a replica of the connection
+(``Connection.replica``) that reaches no device, counting every submission. Its count is
+the run's, as long as no job fails and no cap stops it.
 
 :class:`PlanExecutor` stands in for a :class:`~qbo.execution.runtime.RuntimeExecutor`
 during a dry run of the experiment: it answers every request with exact samples of the
@@ -24,7 +30,8 @@ from qiskit import QuantumCircuit
 from qbo.execution.base import Counts, check_shots
 from qbo.execution.cost import circuit_seconds, job_seconds, rep_delay_s
 from qbo.execution.exact import ExactExecutor
-from qbo.execution.runtime import by_shots
+from qbo.execution.connection import Connection
+from qbo.execution.runtime import RuntimeExecutor, by_shots
 from qbo.execution.transpile import TranspileCache
 from qbo.grover import cache_key
 
@@ -89,3 +96,18 @@ class PlanExecutor:
             durations = [self.duration(circuits[i]) for i in index]
             self.tally.add(len(index), n * len(index), job_seconds(durations, n, self._rep_delay))
         return self._exact.run(circuits, shots)
+
+
+class ReplayExecutor(RuntimeExecutor):
+    """The run's executor on a replica connection (see the module docstring): same seed, hence
+    the same request seeds, transpiled circuits and counts; every submission is tallied with
+    the hardware path's QPU-seconds prediction. Nothing is journalled."""
+
+    def __init__(self, replica: Connection, backend_name: str, target: str, mode: str,
+                 seed: int | np.random.Generator) -> None:
+        super().__init__(replica, backend_name, target, mode=mode, seed=seed)
+        self.tally = Tally()
+
+    def _submit(self, compiled: Sequence[QuantumCircuit], shots: int, seed: int, fp: str) -> Any:
+        self.tally.add(len(compiled), shots * len(compiled), self._predict(compiled, shots))
+        return super()._submit(compiled, shots, seed, fp)

@@ -11,10 +11,17 @@ count from metadata (the pitfall of qiskit-algorithms' IAE on newer samplers, se
 What a bare sampler cannot give: a device model. Only qbo's own targets (``aer:CALIBRATION``,
 ``fake:BACKEND``, ``ibm:BACKEND``, ``qbo.execution.targets``) know the calibration behind the
 device, so only they give calibration-aware depth caps, decay priors and bias pads. A sampler's
-noise is unknown to qbo unless it is one of ``StatevectorSampler`` (exact) or declared with
+noise is unknown to qbo unless it is a ``StatevectorSampler`` (exact) or declared with
 ``noiseless=True``; on any other sampler an estimate's interval covers sampling error only and
-says so (``qbo.qmc.base.without_device_model``). ``SamplerExecutor.diagnostics`` is what an
-estimate made through one records about it.
+says so (``qbo.qmc.base.without_device_model``). The executor declares this through its target,
+a :class:`SamplerTarget` (``qbo.execution.base.DeclaresNoise``), never through its label.
+
+Aer's ``SamplerV2`` stays "unknown to qbo" even with empty options: ``SamplerV2.from_backend``
+gives it a noisy simulator without touching its public options, and a noise model may also come
+in ``run_options``; so its options cannot show that it is noiseless. Declare it
+(``SamplerExecutor(SamplerV2(), noiseless=True)``) when you know.
+
+``SamplerExecutor.diagnostics`` is what an estimate made through one records about it.
 """
 
 from __future__ import annotations
@@ -30,14 +37,40 @@ from qbo.errors import BadInput, Unavailable
 from qbo.execution.base import Counts, Executor, check_shots
 from qbo.grover import cache_key
 
-SAMPLER_PREFIX = "sampler:"
+SAMPLER_PREFIX = "sampler:"  # the label of a bare sampler's target (SamplerTarget)
 DECLARED_NOISELESS = "sampler:noiseless"
-NOISELESS_SAMPLER_TARGETS = ("sampler:qiskit.StatevectorSampler", DECLARED_NOISELESS)
 DEPTH_CAPS = (
     "none: a bare sampler carries no device model, so depths are not capped by a calibration; "
     "qbo's aer:CALIBRATION, fake:BACKEND and ibm:BACKEND targets give calibration-aware caps"
 )
 EXECUTOR_FORMS = "a qbo executor (make_executor(target)) or a Qiskit BaseSamplerV2"
+
+
+class SamplerTarget(str):
+    """A bare sampler's target: its label (``sampler:PACKAGE.CLASS[@BACKEND]``, the string that
+    estimates and records carry) and what qbo knows of its noise (``DeclaresNoise``): noiseless
+    when exact or declared so, never a device model."""
+
+    def __new__(cls, label: str, noiseless: bool = False) -> "SamplerTarget":
+        out = super().__new__(cls, label)
+        out._noiseless = bool(noiseless)
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return SamplerTarget, (str.__str__(self), self._noiseless)
+
+    def __repr__(self) -> str:
+        return f"SamplerTarget({str.__str__(self)!r}, noiseless={self._noiseless})"
+
+    @property
+    def is_noiseless(self) -> bool:
+        """Exact (``StatevectorSampler``) or declared noiseless by the user."""
+        return self._noiseless
+
+    @property
+    def has_device_model(self) -> bool:
+        """Always False: only qbo's own targets know the calibration behind a device."""
+        return False
 
 
 @runtime_checkable
@@ -66,9 +99,11 @@ class SamplerExecutor:
         self._backend = sampler.backend() if isinstance(sampler, BackendBound) else None
         on = "" if self._backend is None else f"@{self._backend.name}"
         if noiseless is None or (exact and self.noiseless):
-            self._target = f"{SAMPLER_PREFIX}{self.name}{on}"
+            label = f"{SAMPLER_PREFIX}{self.name}{on}"
         else:
-            self._target = DECLARED_NOISELESS if self.noiseless else f"{SAMPLER_PREFIX}{self.name}{on}+declared-noise"
+            label = DECLARED_NOISELESS if self.noiseless else f"{SAMPLER_PREFIX}{self.name}{on}+declared-noise"
+        self._target = SamplerTarget(label, self.noiseless)
+        self._declared = noiseless is not None and not (exact and self.noiseless)
         self._seed_transpiler = int(seed_transpiler)
         self._pass_manager: Any = None
         self._isa: dict[tuple[str, int], QuantumCircuit] = {}
@@ -76,8 +111,9 @@ class SamplerExecutor:
         self.shots_returned = 0
 
     @property
-    def target(self) -> str:
-        """``sampler:PACKAGE.CLASS[@BACKEND]`` (``sampler:noiseless`` when declared noiseless)."""
+    def target(self) -> SamplerTarget:
+        """``sampler:PACKAGE.CLASS[@BACKEND]`` (``sampler:noiseless`` when declared noiseless),
+        declaring what qbo knows of its noise."""
         return self._target
 
     def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
@@ -106,8 +142,8 @@ class SamplerExecutor:
         from ``since`` (an earlier ``shots_seen()``)."""
         return {
             "sampler": self.name,
-            "sampler_noise": "none (exact)" if self.noiseless and self._target != DECLARED_NOISELESS
-            else "declared none" if self.noiseless else "unknown to qbo",
+            "sampler_noise": ("declared none" if self._declared else "none (exact)") if self.noiseless
+            else "unknown to qbo",
             "sampler_shots": {"requested": self.shots_requested - since[0], "returned": self.shots_returned - since[1]},
             "depth_caps": DEPTH_CAPS,
         }

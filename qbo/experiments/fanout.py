@@ -14,19 +14,29 @@ source of truth: a run whose client or workers died is finished by running it ag
 
 Hardware targets (``ibm:``, ``fake:``) are refused here: their job journal (jobs.jsonl) is
 shared by all units of a run, so they run in one process without ``--workers``.
+
+Ctrl-C on a local cluster: the terminal sends SIGINT to every process of the run. The worker
+processes leave it to this one (they are forked with a handler that only notes it, so no
+worker spills a traceback), and this one, interrupted, kills them and closes the cluster with
+short timeouts (``STOP_TIMEOUT_S``) instead of the graceful shutdown, which took seconds. The
+journals of the units that were running are safe to continue from (``--resume``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from qbo.errors import BadInput
+from qbo.files import Interrupted
 from qbo.limits import WORKERS_MAX
 from qbo.execution.targets import parse_target
 from qbo.experiments.config import ExperimentConfig
@@ -40,6 +50,7 @@ from qbo.experiments.runner import (
 SCHEMES = ("tcp", "tls", "ws", "wss")
 _ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})$")
 DASK_MISSING = "--workers/--scheduler need Dask: pip install 'qbo[dask]' (dask[distributed])"
+STOP_TIMEOUT_S = 0.5  # each of the client's and the cluster's close on Ctrl-C
 
 
 def parse_scheduler(address: str) -> str:
@@ -171,10 +182,77 @@ def _client(workers: int, address: str | None, processes: bool) -> Iterator[Any]
     # on Linux, workers fork from this process, which has qbo imported: a cluster is up much
     # sooner than with spawn, where each worker imports qiskit and scipy again (docs/scale-out.md)
     method = "fork" if sys.platform == "linux" else dask.config.get("distributed.worker.multiprocessing-method")
-    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+    with dask.config.set({"distributed.worker.multiprocessing-method": method}), _interrupts_held() as held:
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
             memory_limit=0, silence_logs=logging.ERROR,
         )
-    with cluster, Client(cluster) as client:
+        try:
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
+    try:
+        held.release()  # a Ctrl-C while the cluster started acts now
         yield client
+    except (KeyboardInterrupt, Interrupted):  # Ctrl-C, SIGTERM (qbo.files.interruptible)
+        _stop_now(client, cluster)
+        raise
+    except BaseException:
+        with cluster, client:
+            raise
+    with cluster, client:
+        pass
+
+
+class _Held:
+    """A Ctrl-C noted while the local cluster starts (``_interrupts_held``)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.handler: Any = None  # SIGINT's handler before the hold, which the noted signal goes to
+
+    def note(self, signum: int, frame: Any) -> None:
+        self.signum = signum
+
+    def release(self) -> None:
+        """Deliver a noted SIGINT to the handler it would have met (KeyboardInterrupt, or
+        ``qbo.files.Interrupted`` under ``interruptible``)."""
+        signum, self.signum = self.signum, None
+        if signum is not None and callable(self.handler):
+            self.handler(signum, None)
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[_Held]:
+    """While the worker processes fork, SIGINT only notes that it came (``_Held.release``
+    delivers it later) and SIGTERM has its default action: the workers inherit both, so a
+    Ctrl-C sent to the whole process group leaves them to this process (which kills them,
+    ``_stop_now``) instead of spilling a traceback each, and Dask can still terminate them.
+    Off the main thread (no signal handlers there), as is."""
+    held = _Held()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    held.handler = signal.signal(signal.SIGINT, held.note)
+    term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, held.handler)
+        signal.signal(signal.SIGTERM, term)
+
+
+def _stop_now(client: Any, cluster: Any) -> None:
+    """Interrupted: kill the worker processes at once, then close the client and the cluster
+    with short timeouts (the graceful close waits for the workers for seconds)."""
+    from distributed import Nanny
+
+    for worker in list(cluster.workers.values()):
+        if isinstance(worker, Nanny) and worker.pid is not None:
+            with suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGKILL)
+    with suppress(Exception):
+        client.close(timeout=STOP_TIMEOUT_S)
+    with suppress(Exception):
+        cluster.close(timeout=STOP_TIMEOUT_S)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import NOISELESS_TARGETS, check_accuracy, unit_epsilon
+from qbo.qmc.base import check_accuracy, is_noiseless, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.lrae import LikelihoodRatioAE, LRState
@@ -103,6 +103,6 @@ class AutoEstimator:
 
     @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
-        if executor.target not in NOISELESS_TARGETS:
+        if not is_noiseless(executor.target):
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
         return self.choose(oracle).estimate(oracle, executor)

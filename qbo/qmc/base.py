@@ -11,8 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from qbo import caches
-from qbo.execution.base import KINDS, Executor, Target, ones
-from qbo.execution.sampler import NOISELESS_SAMPLER_TARGETS
+from qbo.execution.base import DeclaresNoise, Executor, ones
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.oracles.base import Oracle
@@ -35,26 +34,42 @@ class MeanEstimator(Protocol):
         ...
 
 
-# Residue for qbo.qmc.mlae and qbo.qmc.auto until they ask ``Target.is_noiseless``
-# (``qbo.execution.targets.parse_target(executor.target).is_noiseless``); remove then.
-NOISELESS_TARGETS = (*(t for t in KINDS if Target(t).is_noiseless), *NOISELESS_SAMPLER_TARGETS)
+def declared_noise(target: str) -> DeclaresNoise | None:
+    """What qbo knows of the noise behind an executor's ``target``: the target itself when it
+    declares it (``qbo.execution.base.DeclaresNoise``: a Target, a bare sampler's target), a
+    target string parsed, None for a label that names no target (a test double's)."""
+    if isinstance(target, DeclaresNoise):
+        return target
+    try:
+        return parse_target(target)
+    except ValueError:
+        return None
+
+
+def is_noiseless(target: str) -> bool:
+    """An executor's ``target`` runs exactly (an interval covers the ideal mean)."""
+    noise = declared_noise(target)
+    return noise is not None and noise.is_noiseless
 
 
 def without_device_model(estimate: Estimate, target: str) -> Estimate:
-    """An estimate whose rounds ignore device noise, made on a noisy ``target`` (a Target or
-    its string): its interval covers sampling error only, so eps is not promised
-    (``reached_epsilon`` False, issue 9 item 2) and the note says how to get an honest one. On
-    a noiseless target, unchanged. A label that names no target (a test double's) is taken to
-    carry noise: nothing is promised for it."""
-    try:
-        noiseless = parse_target(target).is_noiseless
-    except ValueError:
-        noiseless = target in NOISELESS_SAMPLER_TARGETS  # a Qiskit sampler qbo knows to be exact
-    if noiseless:
+    """An estimate whose rounds ignore device noise, made on a noisy ``target`` (its
+    :func:`declared_noise`): its interval covers sampling error only, so eps is not promised
+    (``reached_epsilon`` False, issue 9 item 2) and the note says why and how to get an honest
+    one. On a noiseless target, unchanged. A target whose noise qbo does not know (a bare
+    sampler's, a test double's label) promises nothing either."""
+    noise = declared_noise(target)
+    if noise is not None and noise.is_noiseless:
         return estimate
-    note = (f"{target} carries device noise that this estimator does not model: the interval covers "
-            "sampling error only and may miss the ideal mean; pass the device's snapshot "
-            "(make_estimator(..., snapshot=...), or qbo estimate's calibration-aware default)")
+    if noise is not None and noise.has_device_model:
+        note = (f"{target} carries device noise that this estimator does not model: the interval covers "
+                "sampling error only and may miss the ideal mean; pass the device's snapshot "
+                "(make_estimator(..., snapshot=...), or qbo estimate's calibration-aware default)")
+    else:
+        note = (f"{target}: its noise is unknown to qbo and no calibration-aware depth caps apply: the "
+                "interval covers sampling error only and may miss the ideal mean; run on a qbo target "
+                "(aer:CALIBRATION, fake:BACKEND, ibm:BACKEND) for calibration-aware estimates, or declare "
+                "a noiseless sampler (SamplerExecutor(sampler, noiseless=True))")
     return replace(estimate, reached_epsilon=False, note=f"{estimate.note}; {note}" if estimate.note else note)
 
 

@@ -27,9 +27,11 @@ Depth cap. A pad p on round k moves the amplitude by at most ``amplitude_bias(k,
 (``qbo.noise.depth``, the sup over theta). k_max is the largest k <= the depth eps needs with
 that bound <= ``fraction`` eps; if none qualifies, the power with the smallest bound among the
 *usable* ones (pad <= 1/4: the padded round still excludes half of [0, 1]) is the cap, and
-IAE then aims at the eps that bound leaves room for (bound / ``fraction``) instead of chasing
-the requested one with ever larger rounds; ``reached_epsilon`` is still judged on the
-requested eps.
+IAE then aims at the eps that bound leaves room for (``aim_half_width``: bound / ``fraction``,
+at most 1/4 while sampling room is left, never 1/2 while the bound is below 1/2, so it always
+spends calls) instead of chasing the requested one with ever larger rounds; ``reached_epsilon``
+is still judged on the requested eps. A mitigation whose best bound is worse than plain rounds'
+(zne's triangle bound on a deep oracle) is set aside for plain rounds, and the note says so.
 
 Reachability (``Estimate.diagnostics``, reward units, the keys MLAE uses):
 ``reachable_half_width`` (the half-width reached), ``epsilon_floor`` (the smallest half-width
@@ -63,6 +65,7 @@ from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
 USABLE_PAD = 0.25
+MIN_SAMPLING = 1 / 64  # smallest sampling half-width an out-of-reach IAE aims at for a width <= 1/2
 
 
 @caches.lru(maxsize=1 << 14)
@@ -139,6 +142,7 @@ class DevicePlan:
     pads: tuple[float, ...] = field(repr=False)  # pad of every power 0..needed_k(eps)
     variance: float = 1.0  # a round's variance per shot relative to a plain round
     cost: float = 1.0  # a round's oracle calls per shot relative to a plain round
+    unmitigated: bool = False  # the mitigation's pads were worse at every power: plain rounds ran
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,10 @@ class CalibrationAwareIAE:
         else:
             depth = f"{name}'s calibration allows every power IAE needs (k <= {device.cap})"
         note = f"{depth}; every round's interval covers the predicted noise bias"
+        if device.unmitigated:
+            note = (f"{cfg_name(self)}'s bias allowance exceeds the unmitigated one at every usable power on "
+                    f"{name}: plain rounds ran; {note}")
+            diagnostics.update(mitigation_skipped=True)
         if not est.reached_epsilon:
             note = f"eps={self.iae.epsilon} not reached on {name}: {note}; " + _reach_note(diagnostics)
         return replace(est, note=note, diagnostics=diagnostics)
@@ -215,13 +223,20 @@ def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     bounds = [amplitude_bias_on(k, pads[k]) for k in ks]
     ok = [k for k in ks if bounds[k] <= cfg.fraction * eps_unit]
     k_max = max(ok) if ok else None
+    unmitigated = False
+    if k_max is None and mitigation is not None:
+        plain = predicted_pads(cfg.snapshot, oracle, ks)
+        plain_bounds = [amplitude_bias_on(k, plain[k]) for k in ks]
+        if _best_bound(plain, plain_bounds) < _best_bound(pads, bounds):
+            # the extrapolation's triangle bound is wider than no mitigation's at every usable
+            # power: the best supportable interval comes from plain rounds (the note says so)
+            mitigation, pads, bounds, variance, cost, unmitigated = None, plain, plain_bounds, 1.0, 1.0, True
+            ok = [k for k in ks if bounds[k] <= cfg.fraction * eps_unit]
+            k_max = max(ok) if ok else None
     run_eps = cfg.iae.epsilon
     if k_max is None:
-        usable = [k for k in ks if pads[k] <= USABLE_PAD] or [0]
-        cap = min(usable, key=lambda k: (bounds[k], k))
-        # aim where the pad leaves room for sampling, as k_max does: chasing eps itself would
-        # spend up to MAX_SHOTS a round for nothing
-        run_eps = max(run_eps, bounds[cap] / cfg.fraction * (oracle.high - oracle.low))
+        cap = _floor_power(pads, bounds)
+        run_eps = max(run_eps, aim_half_width(bounds[cap], cfg.fraction) * (oracle.high - oracle.low))
     else:
         cap = k_max
     if cfg.iae.k_max is not None:
@@ -229,7 +244,33 @@ def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     kept = pads[: cap + 1]
     estimator = BiasPad(kept, f"{cfg.snapshot.name}/{oracle.key}") if mitigation is None else mitigation.with_pads(kept)
     iae = replace(cfg.iae, epsilon=run_eps, k_max=cap, mitigation=estimator)
-    return DevicePlan(iae, k_max, cap, pads, variance, cost)
+    return DevicePlan(iae, k_max, cap, pads, variance, cost, unmitigated)
+
+
+def _floor_power(pads: Sequence[float], bounds: Sequence[float]) -> int:
+    """The usable power (pad <= 1/4, else k = 0) with the smallest amplitude-bias bound."""
+    usable = [k for k in range(len(pads)) if pads[k] <= USABLE_PAD] or [0]
+    return min(usable, key=lambda k: (bounds[k], k))
+
+
+def _best_bound(pads: Sequence[float], bounds: Sequence[float]) -> float:
+    return bounds[_floor_power(pads, bounds)]
+
+
+def aim_half_width(bound: float, fraction: float) -> float:
+    """The padded half-width a capped IAE aims at when eps is out of reach (unit scale, issue 24
+    item 3): ``bound / fraction`` (sampling half-width bound (1 - fraction) / fraction, as k_max
+    leaves) while that is at most 1/4; past it, 1/4 (an interval at most 1/2 wide) while the
+    sampling share left, 1/4 - bound, is at least ``MIN_SAMPLING`` (a k = 0 round of at most about
+    4,000 shots at alpha 0.05); past that, midway between the bound and 1/2, so that IAE still has
+    sampling to do and never stops after 0 calls while the bound is below 1/2 (chasing eps
+    itself would spend up to MAX_SHOTS a round for nothing)."""
+    if bound >= 0.5:
+        return 0.5
+    aim = bound / fraction
+    if aim <= 0.25:
+        return aim
+    return 0.25 if bound <= 0.25 - MIN_SAMPLING else bound + 0.5 * (0.5 - bound)
 
 
 def reachability(
@@ -259,6 +300,12 @@ def reachability(
         "calls_for_epsilon": calls,
         "floor_power": best,
     }
+
+
+def cfg_name(cfg: CalibrationAwareIAE) -> str:
+    """The mitigation's name (``none`` without one)."""
+    mitigation = cfg.iae.mitigation
+    return "none" if mitigation is None else mitigation.name
 
 
 def _reach_note(diagnostics: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ the issue's list.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -455,9 +456,7 @@ def tamper(folder, op: str) -> None:
         journal.unlink()
         journal.mkdir()
     elif op == "units:is-file":
-        for p in units:
-            p.unlink()
-        (folder / "units").rmdir()
+        shutil.rmtree(folder / "units")  # journals, and units/.started
         (folder / "units").write_text("x")
     elif op.startswith("config:"):
         path = folder / "config.toml"

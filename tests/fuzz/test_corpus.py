@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from qbo.cli.app import main
+from qbo.experiments import compact as compact_module
 from qbo.experiments import journal as journal_module
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.runner import run_experiment
@@ -37,6 +38,7 @@ def prepared(tmp_path_factory):
     run_experiment(SMALL, base / "finished")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(journal_module, "FLUSH_EVERY_S", 0.0)  # a checkpoint after every stage
+        mp.setattr(compact_module, "MAX_CHUNK", 1)  # compact units (gp-ucb) commit after every call, as the cases expect
         crash_at_append(mp, SMALL, base / "unfinished", 60)
     hardware = base / "hardware"
     hardware.mkdir()

@@ -354,6 +354,12 @@ class FakeIBM(IBMConnection):
     def sleep(self, seconds: float) -> None:
         self.fake.sleep(seconds)
 
+    def replica(self) -> "FakeIBM":
+        """A fresh in-memory service on the same device: results are seeded by the job's tag
+        alone, so it answers every request as this one will (no faults scheduled)."""
+        return FakeIBM(FakeService(self.fake.names, device=self.fake.device, instance=self.fake.active_instance,
+                                   usage_delay=self.fake.usage_delay, estimation=self.fake.estimation))
+
     # the old ExactConnection's views, for tests that count jobs on the service
     @property
     def submitted(self) -> list[str]:

@@ -76,6 +76,10 @@ class FaultyConnection:
     def backend(self, name: str) -> Any:
         return self.inner.backend(name)
 
+    def replica(self) -> None:
+        """No replay through injected faults: a plan here is the ideal-device estimate."""
+        return None
+
     def instance(self, backend: Any) -> Any:
         return self.inner.instance(backend)
 
