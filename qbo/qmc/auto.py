@@ -44,7 +44,7 @@ def choose_method(method: str, target: str, *, mitigation: bool = False, run: bo
     follows its device prior, so a plan of it is not. Any other name is that method."""
     if method != "auto":
         return method
-    if mitigation or (run and target not in NOISELESS_TARGETS):
+    if mitigation or (run and not is_noiseless(target)):
         return "iae"
     return method
 
