@@ -1,6 +1,6 @@
 """Where the time of a qbo run goes (issue 13), measured in one run on one machine.
 
-Sections (``--sections``, all by default):
+Sections (``--sections``; by default ``default,arms,fanout,size``, the others only when named):
 
 * ``default``: the default experiment (synthetic Bernoulli, q-gp-ucb vs gp-ucb, T = 10,000,
   ``--trials`` trials) as a user runs it (``python -m qbo.cli run``, a subprocess: imports
@@ -36,7 +36,7 @@ OpenBLAS (and OpenMP / MKL) to N threads for the whole run (set before numpy is 
 child processes inherit it): on a loaded 2-core machine, OpenBLAS's default threads made
 the large GP cells several times slower in wall time (docs/models.md).
 
-    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop,cost,lockstep]
+    python bench/speed.py [--trials 10] [--sections default,arms,fanout,size,loop,cost,lockstep,scale]
     python bench/speed.py --sections loop --reference ../main --repeats 3
     python bench/speed.py --sections cost --reference ../main --repeats 4
 """

@@ -63,7 +63,11 @@ def show(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) ->
 @calibrations_app.command("export")
 @one_line_errors
 def export(from_fake: Annotated[str, typer.Option("--from-fake", help="Fake backend class, e.g. FakeBrisbane.")]) -> None:
-    """Export a snapshot from a qiskit-ibm-runtime fake backend into calibrations/."""
+    """Export a snapshot from a qiskit-ibm-runtime fake backend.
+
+    Writes NAME.json into $QBO_CALIBRATIONS_DIR if set, else into the user data directory
+    (e.g. ~/.local/share/qbo/calibrations); never into the installed package.
+    """
     from qbo.limits import check_name
     from qbo.noise import calibrations_dir, export_from_fake, save_snapshot
 

@@ -4,8 +4,9 @@
   a bad file can cause: ValueError, KeyError, OverflowError, OSError and its subclasses,
   RecursionError, MemoryError, QiskitError) prints ``error: MESSAGE`` and exits 2.
 - A device that kept failing after every retry (``HardwareError``) exits 1, as before.
-- Anything else is a bug: exit 1 with ``error: internal error (TYPE); please report it with
-  the traceback in LOGFILE``. The log file holds the traceback, with secrets redacted.
+- Anything else is a bug: exit 1 with ``error: internal error (TYPE), a bug in qbo; the
+  traceback is in LOGFILE`` (or ``...; no log file could be written``). The log file holds the
+  traceback, with secrets redacted.
 - Third-party warnings (numpy RuntimeWarning, Qiskit deprecations) and library log records
   (qiskit-ibm-runtime WARNINGs) never reach stderr; qbo's own warnings are printed as one
   ``warning:`` line each, only when the command succeeds.

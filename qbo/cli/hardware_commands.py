@@ -405,9 +405,13 @@ def _ibm_lines(timeout: float) -> list[str]:
 @one_line_errors
 def pull(
     backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
-    out: Annotated[Optional[Path], typer.Option(help="File to write (default: calibrations/<backend>.json).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="File to write (default: <backend>.json in $QBO_CALIBRATIONS_DIR or the user data directory).")] = None,
 ) -> None:
-    """Save a calibration snapshot of a live backend into calibrations/."""
+    """Save a calibration snapshot of a live backend.
+
+    Writes BACKEND.json into $QBO_CALIBRATIONS_DIR if set, else into the user data directory
+    (e.g. ~/.local/share/qbo/calibrations), unless --out names a file.
+    """
     from qbo.noise import calibrations_dir, save_snapshot, snapshot_from_backend
     from qbo.execution import runtime
 

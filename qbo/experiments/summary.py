@@ -33,6 +33,7 @@ def final_rows(records: list[dict[str, Any]]) -> dict[tuple[int, str], dict[str,
 
 
 def mean_stderr(values: list[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean; the standard error is NaN (undefined) for one value."""
     n = len(values)
     mean = sum(values) / n
     if n < 2:
@@ -117,24 +118,37 @@ def write_summary_csv(path, rows: list[dict[str, Any]], config: ExperimentConfig
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        writer.writerow({k: _csv_value(v) for k, v in row.items()})
     write_text_atomic(path, buffer.getvalue())
 
 
+def _csv_value(value: Any) -> Any:
+    """Floats to 6 significant digits; an undefined one (NaN: one trial's standard error) is
+    an empty field, which pandas.read_csv reads back as NaN."""
+    if not isinstance(value, float):
+        return value
+    return "" if math.isnan(value) else f"{value:.6g}"
+
+
+def _stderr(value: float, width: int, digits: int) -> str:
+    return f"{'n/a':>{width}s}" if math.isnan(value) else f"{value:{width}.{digits}f}"
+
+
 def format_table(rows: list[dict[str, Any]]) -> str:
+    """The summary as a table; a standard error that one trial leaves undefined prints n/a."""
     if rows and "best_arm" in rows[0]:
         lines = [f"{'algorithm':12s} {'best arm found (trials)':>24s} {'mean reward observed there':>30s} "
                  f"{'oracle calls':>13s} {'stages':>8s}"]
         for r in rows:
             lines.append(f"{r['algorithm']:12s} {r['best_arm']:>14d} ({r['best_arm_trials']:>2d}/{r['trials']:<2d})   "
-                         f"{r['best_reward_mean']:18.4f} ± {r['best_reward_stderr']:8.4f} "
+                         f"{r['best_reward_mean']:18.4f} ± {_stderr(r['best_reward_stderr'], 8, 4)} "
                          f"{r['calls_mean']:13.0f} {r['stages_mean']:8.1f}")
         lines.append(f"note: {UNKNOWN_MEANS}")
         return "\n".join(lines)
     lines = [f"{'algorithm':12s} {'final cumulative regret':>28s} {'oracle calls':>13s} {'stages':>8s}"]
     for r in rows:
         lines.append(
-            f"{r['algorithm']:12s} {r['final_regret_mean']:16.2f} ± {r['final_regret_stderr']:8.2f}  "
+            f"{r['algorithm']:12s} {r['final_regret_mean']:16.2f} ± {_stderr(r['final_regret_stderr'], 8, 2)}  "
             f"{r['calls_mean']:13.0f} {r['stages_mean']:8.1f}"
         )
     return "\n".join(lines)

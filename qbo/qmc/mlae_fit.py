@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, bit for bit, without its 0.5 s import
+from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, bit for bit, without importing scipy.stats (docs/scale-out.md)
 
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.likelihood import DecayPrior, Pooled, deviance, profile, rotation_information, rotation_score
