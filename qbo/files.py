@@ -93,12 +93,16 @@ def interruptible(final: bool = False) -> Iterator[None]:
         yield
         return
     previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
+    if final:
+        _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_IGN if final else handler)
         uninterrupted.pending, uninterrupted.raised = None, False
+        if final:
+            _alarm.origin = None
 
 
 TIMED_OUT_EXIT = 124  # the command ran past its --timeout (as coreutils ``timeout`` exits)
@@ -110,6 +114,7 @@ class _Alarm:
     def __init__(self) -> None:
         self.seconds: float | None = None
         self.ends: float | None = None
+        self.origin: float | None = None  # when the ``qbo`` command started (``interruptible(final=True)``)
 
     def left(self) -> float | None:
         """Seconds until the deadline (never negative), or None without one."""
@@ -126,7 +131,8 @@ def time_left() -> float | None:
 
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
-    """The block must end within ``seconds`` (None: no limit): then SIGALRM raises
+    """The block must end within ``seconds`` (None: no limit) of the ``qbo`` command's start
+    (``interruptible(final=True)``; without it, of entering the block): then SIGALRM raises
     ``Interrupted`` (``timed_out``, exit code ``TIMED_OUT_EXIT``), outside ``uninterrupted``
     blocks only, so what was written stays complete and resumable. In the main thread only
     (elsewhere there is no limit); not nestable."""
@@ -134,8 +140,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
-    _alarm.seconds, _alarm.ends = seconds, time.monotonic() + seconds
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6))  # 0 would disarm it
+    now = time.monotonic()
+    _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
+    signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
     try:
         yield
     finally:

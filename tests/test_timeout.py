@@ -29,7 +29,7 @@ from tests.support.fake_service import FakeService
 ROOT = Path(__file__).parent.parent
 CONFIG = ExperimentConfig(algorithms=("q-gp-ucb",), budget=300, trials=1, target="ibm:ibm_test")
 MARGIN_S = 3.0  # interpreter exit and the clean-up after the signal (journals closed, lock released), on a busy machine
-STARTUP_S = 3.0  # the deadline starts with the command, after the CLI has loaded and parsed its arguments
+STARTUP_S = 3.0  # the script's imports before entry(), where the deadline starts (python -m qbo.cli: at its first line)
 
 SCRIPT = textwrap.dedent("""
     import sys
@@ -123,3 +123,22 @@ def test_backends_stops_waiting_for_ibm_in_time_to_list_the_rest(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[0] == "exact" and "# ibm: none reachable (no answer within" in proc.stdout
     assert 4 - 0.25 <= took < 4 + STARTUP_S + MARGIN_S, took  # TIMEOUT_MARGIN_S before the deadline
+
+
+def test_the_deadline_waits_for_an_uninterrupted_block_then_times_out_with_124():
+    from qbo.files import Interrupted, deadline, time_left, uninterrupted
+
+    finished = []
+    started = time.monotonic()
+    with pytest.raises(Interrupted) as caught:
+        with deadline(0.05):
+            assert 0 < time_left() <= 0.05
+            with uninterrupted:  # a journal write: the alarm is held until it ends
+                time.sleep(0.2)
+                finished.append(time.monotonic() - started)
+            time.sleep(5)  # never reached to its end
+    assert finished and finished[0] >= 0.2 and time.monotonic() - started < 1.0
+    assert caught.value.timed_out and caught.value.exit_code == TIMED_OUT_EXIT == 124
+    assert caught.value.note == "timed out after 0.05 s" and time_left() is None
+    with deadline(None):  # no limit: nothing armed
+        assert time_left() is None
