@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -36,7 +37,7 @@ DEADLINE_HELP = ("Deadline for the whole command, in seconds (connecting, transp
 TIMEOUT_MARGIN_S = 0.25  # `qbo backends` stops waiting for IBM this long before its --timeout, to list what it has
 
 
-def _deadline(timeout: Optional[float]) -> Any:
+def _deadline(timeout: Optional[float]) -> AbstractContextManager[None]:
     """``qbo.files.deadline`` for a validated --timeout (bad values: one line, exit 2, before anything runs)."""
     from qbo.limits import check_timeout
 
