@@ -101,15 +101,16 @@ def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
     return rows
 
 
-def run_resumed(eps: float, delta: float, amplitudes: np.ndarray, seed: int, visits: int = 6):
+def run_resumed(eps: float, delta: float, amplitudes: np.ndarray, seed: int, visits: int = 6, eps_floor: float = 0.0):
     """Per amplitude: total calls of ``visits`` refinements eps 2^(visits-1), ..., eps, and
-    whether every interval along the way covered."""
+    whether every interval along the way covered. ``eps_floor`` 0: index spending
+    delta / (j (j + 1)); else spending by eps with that floor (``qbo.qmc.lrae``)."""
     rng = np.random.default_rng(seed)
     rows = []
     for a in amplitudes:
         start = time.perf_counter()
         sample = bernoulli_sampler(rng, float(a))
-        state, calls, every = LRState(delta), 0, True
+        state, calls, every = LRState(delta, eps_floor=eps_floor), 0, True
         for j in range(visits - 1, -1, -1):
             state, new = refine(state, eps * 2**j, sample)
             calls += sum(r.oracle_calls for r in new)
@@ -140,17 +141,20 @@ def delta_tables(args) -> None:
                 raise SystemExit(f"--methods: unknown method '{method}' (expected lrae, iae, mlae)")
             delta_row(method, delta, eps, rows)
     print()
-    print(f"Resumed LRAE: 6 refinements eps*32 ... eps of one arm (levels delta/(j(j+1))) vs a fresh LRAE at eps")
-    print("| delta  |  runs | resumed eps*calls | fresh eps*calls | ratio | all 6 cover | Wilson lb |")
-    print("|--------|-------|-------------------|-----------------|-------|-------------|-----------|")
+    print("Resumed LRAE: 6 refinements eps*32 ... eps of one arm vs a fresh LRAE at eps; spending 'index':")
+    print("levels delta/(j(j+1)); 'eps floor': floor = eps, levels delta 2^-(b+1) by eps bin (qbo.qmc.lrae)")
+    print("| delta  | spending  |  runs | resumed eps*calls | fresh eps*calls | ratio | all 6 cover | Wilson lb |")
+    print("|--------|-----------|-------|-------------------|-----------------|-------|-------------|-----------|")
     for delta in (float(d) for d in args.deltas.split(",")):
         amps = rng.uniform(0.0, 1.0, args.resumed_runs)
-        res = run_resumed(eps, delta, amps, 11)
         fresh = run_lrae(eps, delta, amps, 13)
-        rc = np.mean([r[0] for r in res]); fc = np.mean([r[0] for r in fresh])
-        cov = sum(bool(r[1]) for r in res)
-        print(f"| {delta:6.0e} | {len(res):5d} | {eps * rc:17.2f} | {eps * fc:15.2f} | {rc / fc:5.2f} | "
-              f"{cov / len(res):11.4f} | {wilson_lower(cov, len(res)):9.4f} |", flush=True)
+        fc = np.mean([r[0] for r in fresh])
+        for spending, floor in (("index", 0.0), ("eps floor", eps)):
+            res = run_resumed(eps, delta, amps, 11, eps_floor=floor)
+            rc = np.mean([r[0] for r in res])
+            cov = sum(bool(r[1]) for r in res)
+            print(f"| {delta:6.0e} | {spending:9s} | {len(res):5d} | {eps * rc:17.2f} | {eps * fc:15.2f} | {rc / fc:5.2f} | "
+                  f"{cov / len(res):11.4f} | {wilson_lower(cov, len(res)):9.4f} |", flush=True)
 
 
 def delta_row(method: str, delta: float, eps: float, rows) -> None:

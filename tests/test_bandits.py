@@ -25,8 +25,11 @@ from qbo.experiments.trial import StageSettings, run_stages
 from qbo.oracles import bernoulli
 from qbo.problems import make_problem
 from qbo.problems.noise import bernoulli_variance_bound, noise_variance_bound
+from qbo.grover import oracle_calls
+from qbo.qmc.lrae import LRState
 from qbo.qmc.resumable import (
     ResumableState,
+    arm_state_from_json,
     expected_refine_calls,
     refine,
     refine_estimate,
@@ -185,17 +188,23 @@ def test_thompson_gaussian_posterior_mean() -> None:
 
 
 # ------------------------------------------------------------------ quantum policies
+@pytest.mark.parametrize("estimator,method,kind", [("auto", "lrae-resumed", LRState), ("iae", "iae-resumed", ResumableState)])
 @pytest.mark.parametrize("name,options", [("q-ucb-halve", {}), ("q-se", {}), ("q-gp-ucb", {"resume": True, "beta": 1.4})])
-def test_resumed_policies_run_and_restore(name: str, options: dict) -> None:
+def test_resumed_policies_run_and_restore(name: str, options: dict, estimator: str, method: str, kind: type) -> None:
+    """The default estimator ('auto') resumes LRAE's state per arm, 'iae' IAE's; every stage is
+    charged exactly the new rounds of its arm's state (2k + 1 per shot, every round)."""
     problem = make_problem("synthetic-bernoulli", seed=0)
     policy = make_policy(name, problem.arms, **policy_options(name, problem, 3000, options))
-    records = list(run_stages(problem, policy, ExactExecutor(seed=2), StageSettings(3000)))
+    records = list(run_stages(problem, policy, ExactExecutor(seed=2), StageSettings(3000, estimator)))
     assert records[-1]["cum_calls"] == 3000
-    stages = [r for r in records if r["method"] == "iae-resumed"]
-    assert stages and all("qmc" in r for r in stages)
+    quantum = [r for r in records if r["eps"] is not None and r["method"] != "exploit"]
+    stages = [r for r in records if r["method"] == method]
+    assert stages and len(stages) == len(quantum) and all("qmc" in r for r in stages)
     calls = {}
     for r in stages:  # a record's calls are exactly the new rounds of its arm's state
-        total = ResumableState.from_json(r["qmc"]).oracle_calls
+        state = arm_state_from_json(r["qmc"])
+        assert isinstance(state, kind)
+        total = sum(oracle_calls(rnd.k, rnd.shots) for rnd in state.rounds)
         assert r["honest_calls"] == total - calls.get(r["arm"], 0)
         calls[r["arm"]] = total
     back = restore_policy(json.loads(json.dumps(policy.state_dict())), problem.arms)
@@ -205,7 +214,7 @@ def test_resumed_policies_run_and_restore(name: str, options: dict) -> None:
 def test_resumed_policy_refuses_a_tell_without_state() -> None:
     policy = make_policy("q-ucb-halve", np.linspace(0, 1, 4)[:, None], delta=0.1)
     q = policy.ask()
-    with pytest.raises(ValueError, match="ResumableState"):
+    with pytest.raises(ValueError, match="resumed state"):
         policy.tell(q.__class__(q.arm, q.epsilon, q.alpha), 0.5)
 
 
@@ -290,6 +299,7 @@ def test_resumed_policies_resume_after_a_crash_with_identical_files(name, option
 
     config = ExperimentConfig(algorithms=(name,), budget=1500, trials=1, algorithm_options={name: options} if options else {})
     run_experiment(config, tmp_path / "clean")
+    assert b'"lrae-resumed"' in (tmp_path / "clean" / "stages.jsonl").read_bytes()  # the default estimator resumes LRAE
     crash_at_append(monkeypatch, config, tmp_path / "crashed", 6)
     resume_experiment(tmp_path / "crashed")
     for file in ("stages.jsonl", "summary.csv"):

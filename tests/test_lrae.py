@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
 from qbo.qmc.lrae import (
-    LikelihoodRatioAE, LRState, _loglik, _pooled, likelihood_interval, refine, refinement_level, threshold,
+    LikelihoodRatioAE, LRState, _loglik, _pooled, floor_level, likelihood_interval, refine, refinement_level, threshold,
 )
 from qbo.qmc.result import Round
 
@@ -52,6 +52,30 @@ def test_refine_charges_only_new_rounds_and_round_trips():
     assert state2.refinements == 2 and state2.half_width <= 0.005 * (1 + 1e-9)
     assert refine(state2, 0.01, sample) == (state2, ())  # already within eps: nothing runs
     assert LRState.from_json(state2.to_json()) == state2
+
+
+@given(st.lists(st.floats(1e-3, 0.49), min_size=1, max_size=60))
+def test_floor_levels_of_any_eps_sequence_sum_below_alpha(asked):
+    """Spending by eps: whatever eps a policy asks (each run to >= the floor), the levels of all
+    refinements sum to at most alpha (qbo.qmc.lrae module docstring)."""
+    floor, bins, total = 1e-3, (), 0.0
+    for eps in asked:
+        level, b = floor_level(0.1, max(eps, floor), floor, bins)
+        assert level > 0 and b >= 0
+        bins, total = bins + (b,), total + level
+    assert total <= 0.1 * (1 + 1e-12)
+
+
+def test_floor_spending_refines_to_the_floor_and_round_trips():
+    sample = _sampler(0.37, 8)
+    state = LRState(0.05, eps_floor=0.004)
+    state, _ = refine(state, 0.032, sample)
+    state, _ = refine(state, 0.001, sample)  # below the floor: run to the floor
+    assert state.bins == (3, 0) and state.half_width <= 0.004 * (1 + 1e-9)
+    assert refine(state, 0.002, sample) == (state, ())  # within the floor already: nothing runs
+    assert LRState.from_json(state.to_json()) == state
+    with pytest.raises(ValueError, match="eps_floor must be"):
+        LRState(0.05, eps_floor=0.7)
 
 
 def test_bad_shots_named():

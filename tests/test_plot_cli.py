@@ -30,7 +30,7 @@ def test_svg_with_log_x_names_problem_target_estimator_and_mitigation(run_dir, t
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert text.startswith("<?xml") and "<svg" in text
-    for fragment in ("synthetic-bernoulli", "target exact", "estimator iae", "mitigation none", "q-gp-ucb", "gp-ucb"):
+    for fragment in ("synthetic-bernoulli", "target exact", "estimator auto", "mitigation none", "q-gp-ucb", "gp-ucb"):
         assert fragment in text
     again = tmp_path / "again.svg"
     assert _plot(run_dir, "--logx", "--out", again).exit_code == 0  # format from the suffix

@@ -75,7 +75,7 @@ def test_a_runs_lines_hold_the_tables_keys_in_order_and_validate(run):
         assert set(REQUIRED) <= set(record)
         VALIDATOR.validate(record)
         methods.add(record["method"])
-    assert {"sample", "iae"} <= methods
+    assert {"sample", "lrae"} <= methods  # the default estimator 'auto' runs LRAE on the exact target
     assert len(read_stage_records(run / "stages.jsonl")) == len(lines)
 
 

@@ -149,5 +149,5 @@ def test_qbo_run_accepts_every_estimator_qbo_estimate_does(tmp_path):
     assert qmc and all(r["method"] == "mlae" and r["oracle_calls"] == r["honest_calls"] > 0 for r in qmc[:-1])
     with pytest.raises(ValueError, match="mitigation 'rem' with estimator 'mlae'"):
         ExperimentConfig(estimator="mlae", mitigation="rem")
-    with pytest.raises(ValueError, match="needs estimator 'iae' or 'mlae'"):
+    with pytest.raises(ValueError, match=r"needs estimator 'auto' \(then IAE\), 'iae' or 'mlae'"):
         ExperimentConfig(estimator="mc", mitigation="zne")

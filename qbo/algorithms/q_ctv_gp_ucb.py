@@ -65,7 +65,7 @@ class QCTVConfig:
     sec_per_call: float = 1e-3
     overhead: float = 0.0
     reward_range: float = 1.0
-    estimator: str = "iae"
+    estimator: str = "auto"
 
     def __post_init__(self) -> None:
         if self.kernel not in SPACE_KERNELS:

@@ -33,7 +33,7 @@ import numpy as np
 from qbo.algorithms.base import Query
 from qbo.algorithms.gp_ucb import QGPUCB, QGPUCBConfig
 from qbo.algorithms.models import build_surrogate
-from qbo.qmc.resumable import ResumableState
+from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
 
 __all__ = ["QGPUCBResumable", "QGPUCBResumableConfig"]
 
@@ -75,8 +75,8 @@ class QGPUCBResumable(QGPUCB):
     def tell(self, query: Query, value: float, epsilon: float | None = None, **clock: Any) -> None:
         if not self.resume:
             return super().tell(query, value, epsilon, **clock)
-        if not isinstance(query.resume, ResumableState) or query.resume.alpha != self.alpha:
-            raise ValueError(f"q-gp-ucb with resume needs the refined ResumableState in query.resume, got {query.resume!r}")
+        if not isinstance(query.resume, ArmState) or query.resume.alpha != self.alpha:
+            raise ValueError(f"q-gp-ucb with resume needs the refined resumed state in query.resume, got {query.resume!r}")
         self.states[self._check_arm(query.arm)] = query.resume
         super().tell(query, value, epsilon, **clock)
         self._history[-1]["qmc"] = query.resume.to_json()
@@ -85,7 +85,7 @@ class QGPUCBResumable(QGPUCB):
         if not self.resume:
             return super().replay(history)
         for h in history:
-            q = Query(int(h["arm"]), h["epsilon"], h["alpha"], resume=ResumableState.from_json(h["qmc"]))
+            q = Query(int(h["arm"]), h["epsilon"], h["alpha"], resume=arm_state_from_json(h["qmc"]))
             self.tell(q, h["value"], h.get("used_epsilon"))
 
     def _update(self, arm: int, value: float, eps: float) -> None:

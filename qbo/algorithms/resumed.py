@@ -1,6 +1,8 @@
 """Per-arm resumable QMC estimates for quantum policies (``qbo.qmc.resumable``).
 
-A policy built on :class:`ResumedArms` keeps one ``ResumableState`` per arm and asks with
+A policy built on :class:`ResumedArms` keeps one resumed state per arm (``qbo.qmc.resumable.ArmState``:
+a blank ``ResumableState`` until the stage loop first refines it with the run's estimator,
+LRAE's ``LRState`` under 'auto', ``qbo.qmc.auto.resumed_kind``) and asks with
 ``Query(arm, eps, alpha_arm, resume=state)``. The stage loop (``qbo.experiments.trial``)
 refines that state to ``eps`` on the arm's oracle, charges only the new shots, and tells
 the policy the query with ``resume`` replaced by the refined state. The policy stores it,
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, check_float, check_int_opt
-from qbo.qmc.resumable import ResumableState
+from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
 
 __all__ = ["ResumedArms", "ResumedConfig", "resolve_delta"]
 
@@ -68,7 +70,7 @@ class ResumedConfig:
 
 
 class ResumedArms(PolicyBase):
-    """Per-arm ``ResumableState`` bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
+    """Per-arm resumed-state bookkeeping; subclasses read ``lcb``/``ucb``/``visits``."""
 
     quantum = True
     resumes = True
@@ -107,9 +109,9 @@ class ResumedArms(PolicyBase):
     def tell(self, query: Query, value: float, epsilon: float | None = None, **clock: Any) -> None:
         """Store the refined state the stage loop handed back in ``query.resume``."""
         state = query.resume
-        if not isinstance(state, ResumableState):
+        if not isinstance(state, ArmState):
             raise ValueError(
-                f"{self.name} needs the refined ResumableState in query.resume (the stage loop "
+                f"{self.name} needs the refined resumed state in query.resume (the stage loop "
                 f"passes it back), got {type(state).__name__}")
         arm = self._check_arm(query.arm)
         if state.alpha != self.alpha:
@@ -121,5 +123,5 @@ class ResumedArms(PolicyBase):
 
     def replay(self, history: list[dict[str, Any]]) -> None:
         for h in history:
-            q = Query(int(h["arm"]), h["epsilon"], h["alpha"], resume=ResumableState.from_json(h["qmc"]))
+            q = Query(int(h["arm"]), h["epsilon"], h["alpha"], resume=arm_state_from_json(h["qmc"]))
             self.tell(q, h["value"], h.get("used_epsilon"))

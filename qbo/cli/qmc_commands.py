@@ -25,7 +25,7 @@ def estimate(
     oracle: Annotated[str, typer.Option(help=ORACLE_HELP)] = "bernoulli:0.3",
     epsilon: Annotated[float, typer.Option(help="Target half-width, reward units.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="Failure probability.")] = 0.05,
-    method: Annotated[str, typer.Option(help="iae | mlae | mc | auto (auto: mlae on noisy targets); mlae takes --mitigation zne (folds as likelihood terms)")] = "iae",
+    method: Annotated[str, typer.Option(help="auto | iae | mlae | mc | lrae (auto: lrae or mc on noiseless targets, mlae on noisy ones, iae with --mitigation; docs/estimators.md); mlae takes --mitigation zne (folds as likelihood terms)")] = "auto",
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,
@@ -59,6 +59,7 @@ def estimate(
     from qbo.mitigation import make_mitigation
     from qbo.oracles.spec import build_oracle
     from qbo.qmc import make_estimator
+    from qbo.qmc.auto import choose_method
     from qbo.qmc.progress import ProgressPrinter, listening
 
     parsed = parse_target(target)
@@ -66,6 +67,7 @@ def estimate(
     check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
+    method = choose_method(method, target, mitigation=mit is not None)
     snapshot = device_model if calibration_aware else None
     estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot,
                                check_shots=check_shots, max_calls=max_calls)

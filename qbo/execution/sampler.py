@@ -37,7 +37,7 @@ from qbo.errors import BadInput, Unavailable
 from qbo.execution.base import Counts, Executor, check_shots
 from qbo.grover import cache_key
 
-SAMPLER_PREFIX = "sampler:"  # residue: qbo.qmc.mlae.target_snapshot reads it until it asks has_device_model
+SAMPLER_PREFIX = "sampler:"  # the label of a bare sampler's target (SamplerTarget)
 DECLARED_NOISELESS = "sampler:noiseless"
 DEPTH_CAPS = (
     "none: a bare sampler carries no device model, so depths are not capped by a calibration; "
@@ -71,18 +71,6 @@ class SamplerTarget(str):
     def has_device_model(self) -> bool:
         """Always False: only qbo's own targets know the calibration behind a device."""
         return False
-
-
-class _DeclaredNoiseless:
-    """Residue for ``target in NOISELESS_SAMPLER_TARGETS`` in ``qbo.qmc.mlae.noiseless_target``
-    until it asks ``qbo.qmc.base.is_noiseless``; remove then. Membership is the target's declared
-    capability (:class:`SamplerTarget`), never its label."""
-
-    def __contains__(self, target: object) -> bool:
-        return isinstance(target, SamplerTarget) and target.is_noiseless
-
-
-NOISELESS_SAMPLER_TARGETS = _DeclaredNoiseless()
 
 
 @runtime_checkable

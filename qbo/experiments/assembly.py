@@ -189,12 +189,12 @@ def check_experiment(config: ExperimentConfig) -> StageSettings:
 
 
 def _check_resumable(config: ExperimentConfig, algorithm: str) -> None:
-    """Resumed QMC (``qbo.qmc.resumable``) is plain IAE on a noiseless model: it has no
-    mitigation and no calibration-aware bias pad, so on a device model its intervals would
-    not be honest (issue 9). Refuse before a folder is claimed."""
-    if config.estimator != "iae" or config.mitigation != "none":
-        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'iae' without "
-                         f"mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
+    """Resumed QMC (``qbo.qmc.resumable``: LRAE's or IAE's, ``qbo.qmc.auto.resumed_kind``) assumes a
+    noiseless model: it has no mitigation and no calibration-aware bias pad, so on a device
+    model its intervals would not be honest (issue 9). Refuse before a folder is claimed."""
+    if config.estimator not in ("auto", "lrae", "iae") or config.mitigation != "none":
+        raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which needs estimator 'auto', 'lrae' or "
+                         f"'iae' without mitigation, got estimator {config.estimator!r}, mitigation {config.mitigation!r}")
     target = parse_target(config.target)
     if target.has_device_model:
         raise ValueError(f"algorithm {algorithm!r} resumes per-arm QMC, which has no calibration-aware bias pad; "

@@ -8,7 +8,7 @@ A config file looks like::
     trials = 10
     target = "exact"
     seed = 0
-    estimator = "iae"          # QMC method of quantum policies: iae | mlae | mc | auto (qbo.qmc.METHODS)
+    estimator = "auto"         # QMC method of quantum policies: auto | iae | mlae | mc | lrae (qbo.qmc.METHODS)
     accounting = "honest"      # or "reference" (undercounts, see qbo.experiments.accounting)
     leftover = "recommend"     # after Alg. 1 line 5 stops: charge the rest at the recommended arm, or "stop"
     mitigation = "none"        # none | rem | zne | zne+rem, inside every QMC round (device-model targets; mlae: zne, zne+rem)
@@ -79,7 +79,7 @@ class ExperimentConfig(BaseModel):
     trials: Annotated[StrictInt, Field(ge=1, le=TRIALS_MAX)] = 10
     target: Name = "exact"
     seed: Annotated[StrictInt, Field(ge=0, le=SEED_MAX)] = 0
-    estimator: Name = "iae"
+    estimator: Name = "auto"
     accounting: Name = "honest"
     leftover: Name = "recommend"
     mitigation: Name = "none"
@@ -124,8 +124,9 @@ class ExperimentConfig(BaseModel):
         _check_choice("leftover", self.leftover, LEFTOVERS)
         _check_choice("mitigation", self.mitigation, MITIGATIONS)
         _check_choice("weights", self.weights, WEIGHTS)
-        if self.mitigation != "none" and self.estimator not in ("iae", "mlae"):
-            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'iae' or 'mlae', got '{self.estimator}'")
+        if self.mitigation != "none" and self.estimator not in ("auto", "iae", "mlae"):
+            raise ValueError(f"mitigation '{self.mitigation}' needs estimator 'auto' (then IAE), 'iae' or 'mlae', "
+                             f"got '{self.estimator}'")
         if self.estimator == "mlae" and self.mitigation == "rem":
             raise ValueError("mitigation 'rem' with estimator 'mlae': MLAE's likelihood already holds the readout "
                              "confusion; use mitigation 'zne' or 'zne+rem' (folded powers as likelihood terms), or none")

@@ -55,7 +55,7 @@ from qbo.experiments.summary import summarise, write_summary_csv
 from qbo.experiments.trial import Progress, StageSettings, run_lockstep, run_stages
 from qbo.errors import BadFile
 from qbo.files import write_bytes_atomic
-from qbo.qmc.resumable import ResumableState
+from qbo.qmc.resumable import arm_state_from_json
 from qbo.problems import is_drifting
 from qbo.problems.base import Problem
 from qbo.problems.drifting import TVProblem
@@ -369,7 +369,7 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
         clock.replay(line)
         stage = told(line)
         if stage.method != EXPLOIT:
-            resume = ResumableState.from_json(stage.qmc) if stage.qmc is not None else None
+            resume = arm_state_from_json(stage.qmc) if stage.qmc is not None else None
             query = Query(stage.arm, stage.eps, getattr(policy, "alpha", None), resume=resume)
             policy.tell(query, stage.estimate, epsilon=stage.weight_eps, elapsed=stage.elapsed,
                         calls=stage.honest_calls)

@@ -27,11 +27,13 @@ asked; those records have method ``init``.  Time-aware policies are told each st
 elapsed time and honest calls.
 
 Resumable queries (``Query.resume`` set: q-ucb-halve, q-se, q-gp-ucb with resume): the stage
-continues the arm's ``qbo.qmc.resumable.ResumableState`` to eps_s instead of starting a new
-QMC; the line-5 prediction is that refinement's own cost model, only the new shots are
+continues the arm's resumed estimate to eps_s instead of starting a new QMC (LRAE's
+``qbo.qmc.lrae.LRState`` under estimator 'auto' or 'lrae', IAE's
+``qbo.qmc.resumable.ResumableState`` under 'iae': ``qbo.qmc.auto.resumed_kind``; an arm's
+blank state takes that kind at its first visit); the line-5 prediction is that refinement's own cost model, only the new shots are
 charged (2k + 1 each), the policy is told the query with ``resume`` replaced by the refined
-state, and the stage record carries it as ``"qmc"`` (JSON). Needs estimator 'iae' and no
-mitigation.
+state, and the stage record carries it as ``"qmc"`` (JSON). Needs no mitigation. A
+non-resumed stage runs ``qbo.qmc.auto.choose_method`` of the configured estimator.
 
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
@@ -55,7 +57,8 @@ from qbo.noise import Snapshot
 from qbo.problems.base import Problem
 from qbo.qmc import make_estimator
 from qbo.qmc.base import unit_epsilon
-from qbo.qmc.resumable import expected_refine_calls, refine_estimate
+from qbo.qmc.auto import choose_method, resumed_kind
+from qbo.qmc.resumable import arm_refine_calls, as_kind, refine_arm
 
 
 @dataclass
@@ -73,7 +76,7 @@ class StageSettings:
     """How stages are measured and charged; ``mitigation`` is a qbo.mitigation.Mitigation."""
 
     budget: int
-    estimator: str = "iae"
+    estimator: str = "auto"
     accounting: str = "honest"
     leftover: str = "recommend"
     mitigation: Any = None
@@ -176,15 +179,16 @@ def _measure(
     oracle = clock.oracle(query.arm)
     eps_unit = unit_epsilon(oracle, query.epsilon)
     if query.resume is not None:  # continue the arm's estimate (qbo.qmc.resumable)
-        if settings.estimator != "iae" or settings.mitigation is not None:
-            raise ValueError(f"resumable QMC needs estimator 'iae' without mitigation, got '{settings.estimator}'"
-                             + (" with mitigation" if settings.mitigation is not None else ""))
-        if expected_refine_calls(query.resume, eps_unit) > budget_left:
+        if settings.mitigation is not None:
+            raise ValueError("resumable QMC runs without mitigation, got a mitigation")
+        start = as_kind(query.resume, resumed_kind(settings.estimator))
+        if arm_refine_calls(start, eps_unit) > budget_left:
             return None
-        estimate, state = refine_estimate(query.resume, oracle, executor, query.epsilon)
+        estimate, state = refine_arm(start, oracle, executor, query.epsilon)
         query = replace(query, resume=state)
     else:
-        estimator = make_estimator(settings.estimator, query.epsilon, query.alpha, mitigation=settings.mitigation,
+        method = choose_method(settings.estimator, executor.target, mitigation=settings.mitigation is not None, run=True)
+        estimator = make_estimator(method, query.epsilon, query.alpha, mitigation=settings.mitigation,
                                    snapshot=settings.snapshot)
         if estimator.planned_calls(oracle) > budget_left:
             return None

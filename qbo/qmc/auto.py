@@ -28,10 +28,34 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, is_noiseless, unit_epsilon
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
-from qbo.qmc.lrae import LikelihoodRatioAE
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState
 from qbo.qmc.mlae import MaximumLikelihoodAE
 from qbo.qmc.montecarlo import MonteCarloEstimator
+from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
+
+
+def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False) -> str:
+    """The estimator that runs for the configured ``method`` on ``target``: 'auto' is
+    :class:`AutoEstimator` (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a
+    mitigation, which only IAE and MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
+    target with a device model is IAE (calibration-aware), as before LRAE: the hardware cost
+    plan (``qbo.execution.plan``) is exact on an ideal device for IAE, and MLAE's schedule
+    follows its device prior, so a plan of it is not. Any other name is that method."""
+    if method != "auto":
+        return method
+    if mitigation or (run and not is_noiseless(target)):
+        return "iae"
+    return method
+
+
+def resumed_kind(method: str) -> type[ResumableState] | type[LRState]:
+    """The resumed per-arm estimate for the configured ``method`` (resumed QMC runs on noiseless
+    targets only): IAE's ``ResumableState`` for 'iae', else LRAE's ``LRState`` (the estimator
+    ``auto`` picks there: ``qbo.qmc.lrae``, docs/estimators.md)."""
+    if method not in ("iae", "lrae", "auto"):
+        raise ValueError(f"resumed QMC runs estimator 'auto', 'lrae' or 'iae', got '{method}'")
+    return ResumableState if method == "iae" else LRState
 
 
 @dataclass(frozen=True)

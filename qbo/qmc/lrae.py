@@ -29,6 +29,16 @@ likelihood-ratio set of *all* rounds so far, so nothing measured is wasted; if e
 covers with probability 1 - alpha_j, all of them cover simultaneously with probability
 >= 1 - alpha by the union bound (uniformly over the number of refinements and any eps
 sequence an adaptive policy picks before each refinement's shots).
+
+Spending by eps (``LRState.eps_floor`` > 0: the smallest eps the arm will be refined to, on
+the amplitude scale; a refinement asking less is run to the floor). Visits to coarse eps are
+cheap (calls ~ 1 / eps), so the budget goes where the calls are: a refinement to eps lies in
+the dyadic bin b = floor(log2(eps / eps_floor)) >= 0, bin b holds alpha 2^-(b+1), and the i-th
+refinement in bin b uses alpha 2^-(b+1) / (i (i + 1)) (``floor_level``). The levels of all
+refinements sum to at most sum_b alpha 2^-(b+1) = alpha, so the union bound above holds as
+it is; the last visits, at the floor, spend alpha / 4, alpha / 2 (bins 1, 0) where index
+spending would give alpha / 30, alpha / 42. The bin of a refinement depends only on its eps,
+fixed before its shots.
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ from qbo.qmc.result import Estimate, Round
 
 __all__ = [
     "LRState", "LikelihoodRatioAE", "likelihood_interval", "refine", "refine_estimate", "expected_refine_calls",
-    "refinement_level", "threshold",
+    "floor_level", "refinement_level", "threshold",
 ]
 
 METHOD = "lrae"
@@ -82,6 +92,17 @@ def refinement_level(alpha: float, j: int) -> float:
     if j < 1:
         raise ValueError(f"refinement index must be >= 1, got {j}")
     return alpha / (j * (j + 1))
+
+
+def floor_level(alpha: float, eps: float, eps_floor: float, bins: tuple[int, ...]) -> tuple[float, int]:
+    """(level, bin) of a refinement to ``eps`` (>= ``eps_floor`` > 0) after refinements in
+    ``bins``: alpha 2^-(b+1) / (i (i + 1)), b = floor(log2(eps / eps_floor)), i the refinement's
+    rank within bin b (module docstring)."""
+    if not (eps_floor > 0 and eps >= eps_floor):
+        raise ValueError(f"need eps >= eps_floor > 0, got eps {eps}, eps_floor {eps_floor}")
+    b = int(math.floor(math.log2(eps / eps_floor) + 1e-12))
+    i = bins.count(b) + 1
+    return alpha * 2.0 ** -(b + 1) / (i * (i + 1)), b
 
 
 def _pooled(rounds: tuple[Round, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -294,7 +315,9 @@ class LRState:
 
     ``alpha``: total failure budget over all refinements; ``rounds``: every round run;
     ``plausible``: the theta set still plausible (union of intervals); ``refinements``: how
-    many refinements ran rounds; ``theta_low``/``theta_high``/``theta_hat``: the last interval.
+    many refinements ran rounds; ``theta_low``/``theta_high``/``theta_hat``: the last interval;
+    ``eps_floor``: 0 for index spending alpha / (j (j + 1)), else spending by eps with this
+    floor (amplitude scale), ``bins`` the eps bin of each refinement (module docstring).
     """
 
     alpha: float
@@ -304,9 +327,21 @@ class LRState:
     theta_low: float = 0.0
     theta_high: float = HALF_PI
     theta_hat: float = 0.25 * math.pi
+    eps_floor: float = 0.0
+    bins: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_accuracy(1.0, self.alpha)
+        if not (math.isfinite(self.eps_floor) and 0.0 <= self.eps_floor < 0.5):
+            raise ValueError(f"eps_floor must be 0 (index spending) or in (0, 0.5), got {self.eps_floor}")
+
+    def level(self, eps: float) -> tuple[float, float, int]:
+        """(eps run to, level, bin) of the next refinement asked for ``eps`` (bin -1: index spending)."""
+        if self.eps_floor <= 0:
+            return eps, refinement_level(self.alpha, self.refinements + 1), -1
+        eps = max(eps, self.eps_floor)
+        level, b = floor_level(self.alpha, eps, self.eps_floor, self.bins)
+        return eps, level, b
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -322,11 +357,14 @@ class LRState:
         return sum(r.oracle_calls for r in self.rounds)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "alpha": self.alpha, "rounds": [[r.k, r.shots, r.ones] for r in self.rounds],
             "plausible": [list(p) for p in self.plausible], "refinements": self.refinements,
             "theta_low": self.theta_low, "theta_high": self.theta_high, "theta_hat": self.theta_hat,
         }
+        if self.eps_floor > 0:
+            out.update(eps_floor=self.eps_floor, bins=list(self.bins))
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "LRState":
@@ -334,6 +372,7 @@ class LRState:
             float(data["alpha"]), tuple(Round(int(k), int(n), int(o)) for k, n, o in data["rounds"]),
             tuple((float(a), float(b)) for a, b in data["plausible"]), int(data["refinements"]),
             float(data["theta_low"]), float(data["theta_high"]), float(data["theta_hat"]),
+            float(data.get("eps_floor", 0.0)), tuple(int(b) for b in data.get("bins", ())),
         )
 
 
@@ -367,15 +406,15 @@ def refine(state: LRState, eps: float, sample: Sampler, shots: int | None = None
     pure given ``sample``. Returns the new state and the new rounds only."""
     if not (math.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a finite number > 0, got {eps}")
+    eps, alpha_j, b = state.level(eps)
     if state.rounds and state.half_width <= eps * (1 + 1e-9):
         return state, ()
-    j = state.refinements + 1
-    alpha_j = refinement_level(state.alpha, j)
     new, iv = run_schedule(state.rounds, state.plausible, eps, alpha_j, sample, shots, k_max)
     if not new or iv is None:
         return state, ()
-    out = replace(state, rounds=state.rounds + new, plausible=iv.plausible, refinements=j,
-                  theta_low=iv.theta_low, theta_high=iv.theta_high, theta_hat=iv.theta_hat)
+    out = replace(state, rounds=state.rounds + new, plausible=iv.plausible, refinements=state.refinements + 1,
+                  theta_low=iv.theta_low, theta_high=iv.theta_high, theta_hat=iv.theta_hat,
+                  bins=state.bins + ((b,) if b >= 0 else ()))
     return out, new
 
 
@@ -465,10 +504,9 @@ class LikelihoodRatioAE:
 def expected_refine_calls(state: LRState, eps: float) -> int:
     """Cost model of ``refine``: the calls its Gaussian schedule makes from the state's
     information at the state's estimate (deterministic; the stage loop's line-5 check)."""
+    eps, alpha_j, _ = state.level(eps)
     if state.rounds and state.half_width <= eps * (1 + 1e-9):
         return 0
-    j = state.refinements + 1
-    alpha_j = refinement_level(state.alpha, j)
     k_last = max((r.k for r in state.rounds), default=-1)
     return _schedule_calls(state.theta_hat, eps, threshold(alpha_j), default_shots(alpha_j),
                            _information(state.rounds), k_last)

@@ -27,14 +27,14 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from qbo.execution.base import Executor
-from qbo.execution.sampler import NOISELESS_SAMPLER_TARGETS, SAMPLER_PREFIX
+from qbo.execution.base import Compiling, Executor, Target
 from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
+from qbo.noise.blocks import TranspileCached
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import CostCache, check_accuracy, run_round, unit_epsilon
+from qbo.qmc.base import CostCache, check_accuracy, declared_noise, is_noiseless, run_round, unit_epsilon
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.likelihood import DecayPrior
 from qbo.qmc.mlae_design import Schedule
@@ -64,12 +64,9 @@ def on_real_device(target: str) -> bool:
 
 
 def noiseless_target(target: str) -> bool:
-    """Whether ``target`` carries no device noise (``Target.is_noiseless``, or a Qiskit sampler
-    qbo knows to be exact); any other label (a test double's) is taken to carry noise."""
-    try:
-        return parse_target(target).is_noiseless
-    except ValueError:
-        return target in NOISELESS_SAMPLER_TARGETS
+    """Whether ``target`` carries no device noise (what it declares, ``qbo.qmc.base.is_noiseless``);
+    any other label (a test double's) is taken to carry noise."""
+    return is_noiseless(target)
 
 
 @dataclass(frozen=True)
@@ -225,7 +222,8 @@ def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:
 
 def target_snapshot(target: str) -> "Snapshot | None":
     """The calibration behind ``aer:NAME`` / ``fake:BACKEND`` (None for other targets)."""
-    return None if target.startswith(SAMPLER_PREFIX) else parse_target(target).snapshot()  # a bare sampler has none
+    noise = declared_noise(target)  # a bare sampler's target declares no device model
+    return noise.snapshot() if isinstance(noise, Target) else None
 
 
 def calibration_prior(
@@ -237,13 +235,13 @@ def calibration_prior(
     ``TRUSTED_CONTRAST``) and the readout flips of the measured physical qubit; with
     ``folds``, the fold contrast b = c(0, 3) / c_0 of one A^dagger A pair
     (``qbo.qmc.likelihood``, per-block model), held fixed."""
-    executor = executor if hasattr(executor, "compiled") else None
+    executor = executor if isinstance(executor, Compiling) else None
     rows = depth_table(snapshot, oracle, [0, 1], executor=executor)
     c0, c1 = max(rows[0].contrast, 1e-3), max(rows[1].contrast, 1e-6)
     r = min(1.0, c1 / c0)
     b = None
     if folds:
-        c3 = power_noise(snapshot, oracle, 0, 3, getattr(executor, "transpile_cache", None)).contrast
+        c3 = power_noise(snapshot, oracle, 0, 3, executor.transpile_cache if isinstance(executor, TranspileCached) else None).contrast
         b = min(1.0, max(c3, 1e-6) / c0)
     compiled = (executor or _aer(snapshot)).compiled(power_circuit(oracle, 0))
     confusion = snapshot_confusion(snapshot, circuit_noise(snapshot, compiled).measured_qubit)

@@ -47,9 +47,13 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler
 from qbo.qmc.iae_engine import Plan, State
+from qbo.qmc.lrae import LRState
+from qbo.qmc.lrae import expected_refine_calls as lr_refine_calls
+from qbo.qmc.lrae import refine_estimate as lr_refine_estimate
 from qbo.qmc.result import Estimate, Round
 
-__all__ = ["ResumableState", "refinement_alpha", "refinement_budget", "refine", "refine_estimate", "expected_refine_calls"]
+__all__ = ["ArmState", "ResumableState", "arm_refine_calls", "arm_state_from_json", "as_kind", "refine_arm",
+           "refinement_alpha", "refinement_budget", "refine", "refine_estimate", "expected_refine_calls"]
 
 METHOD = "iae-resumed"
 
@@ -199,3 +203,39 @@ def refine_estimate(
         reached_epsilon=high - low <= 2 * eps * (1 + 1e-9),
     )
     return without_device_model(estimate, executor.target), new_state
+
+
+ArmState = ResumableState | LRState
+"""An arm's resumed estimate: IAE's (this module) or LRAE's (``qbo.qmc.lrae``)."""
+
+
+def arm_state_from_json(data: dict[str, Any]) -> ArmState:
+    """The state a stage record's ``"qmc"`` holds: LRAE's carries its plausible set, IAE's its power."""
+    return LRState.from_json(data) if "plausible" in data else ResumableState.from_json(data)
+
+
+def as_kind(state: ArmState, kind: type[ResumableState] | type[LRState]) -> ArmState:
+    """``state`` as the resumed estimator ``kind`` runs it: a state with no rounds is a blank
+    (only its alpha matters) and becomes ``kind(alpha)``; one that holds rounds must already
+    be of ``kind`` (an arm's rounds are never reinterpreted by another estimator)."""
+    if isinstance(state, kind):
+        return state
+    if state.rounds:
+        raise ValueError(f"an arm's resumed estimate is {type(state).__name__} with rounds run, "
+                         f"but this run resumes with {kind.__name__}")
+    return kind(state.alpha)
+
+
+def arm_refine_calls(state: ArmState, eps: float) -> int:
+    """The cost model of refining ``state`` to ``eps`` (unit scale) with its own estimator."""
+    if isinstance(state, LRState):
+        return lr_refine_calls(state, eps)
+    return expected_refine_calls(state, eps)
+
+
+def refine_arm(state: ArmState, oracle: Oracle, executor: Executor, epsilon: float) -> tuple[Estimate, ArmState]:
+    """Refine ``state`` with its own estimator to ``epsilon`` (reward units): the new rounds'
+    Estimate and the new state."""
+    if isinstance(state, LRState):
+        return lr_refine_estimate(state, oracle, executor, epsilon)
+    return refine_estimate(state, oracle, executor, epsilon)
