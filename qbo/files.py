@@ -15,6 +15,9 @@
   the bookkeeping of what it wrote happen together or not at all. Only the first signal
   raises; later ones are absorbed, so the clean-up it starts (journals cut back to their last
   commit, the run folder's lock released) runs to its end.
+- ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
+  so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
+  exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,8 +45,9 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-        self.exit_code = 128 + signum
-        self.note = "interrupted"
+        self.timed_out = signum == signal.SIGALRM and _alarm.seconds is not None
+        self.exit_code = TIMED_OUT_EXIT if self.timed_out else 128 + signum
+        self.note = f"timed out after {_alarm.seconds:g} s" if self.timed_out else "interrupted"
 
 
 class _Deferral:
@@ -88,12 +93,66 @@ def interruptible(final: bool = False) -> Iterator[None]:
         yield
         return
     previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
+    if final:
+        _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_IGN if final else handler)
         uninterrupted.pending, uninterrupted.raised = None, False
+        if final:
+            _alarm.origin = None
+
+
+TIMED_OUT_EXIT = 124  # the command ran past its --timeout (as coreutils ``timeout`` exits)
+
+
+class _Alarm:
+    """The one ``deadline`` in force: its length and when it ends (``time.monotonic``)."""
+
+    def __init__(self) -> None:
+        self.seconds: float | None = None
+        self.ends: float | None = None
+        self.origin: float | None = None  # when the ``qbo`` command started (``interruptible(final=True)``)
+
+    def left(self) -> float | None:
+        """Seconds until the deadline (never negative), or None without one."""
+        return None if self.ends is None else max(0.0, self.ends - time.monotonic())
+
+
+_alarm = _Alarm()
+
+
+def time_left() -> float | None:
+    """Seconds left before the ``deadline`` in force ends the command, or None without one."""
+    return _alarm.left()
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """The block must end within ``seconds`` (None: no limit) of the ``qbo`` command's start
+    (``interruptible(final=True)``; without it, of entering the block): then SIGALRM raises
+    ``Interrupted`` (``timed_out``, exit code ``TIMED_OUT_EXIT``), outside ``uninterrupted``
+    blocks only, so what was written stays complete and resumable. In the main thread only
+    (elsewhere there is no limit); not nestable."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
+    now = time.monotonic()
+    _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
+    signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
+    try:
+        yield
+    finally:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+            _alarm.seconds = _alarm.ends = None
+            if signal.getsignal(signal.SIGINT) != uninterrupted.handle:  # not inside ``interruptible``, which resets it
+                uninterrupted.pending, uninterrupted.raised = None, False
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

@@ -4,12 +4,19 @@ Hardware-in-the-loop runs (issue 4, item 5). Every error is one line on stderr w
 traceback: bad input exits 2; a device failure that survived every retry exits 1. No
 message of an exception raised by the service is ever printed (it may quote credentials):
 only its type name.
+
+``--timeout S`` (submit, jobs resume, jobs status, backends) is a deadline for the whole
+command: connecting, transpiling, the cost plan, every job wait. Past it the command prints one
+line ("timed out after S s", with "; resume with: qbo jobs resume DIR" once a run folder
+exists) and exits ``qbo.files.TIMED_OUT_EXIT`` (124); the journals stay resumable, since the
+timer, like SIGINT, never interrupts a journal write (``qbo.files.deadline``). Default: none.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -17,13 +24,24 @@ import typer
 
 from qbo.cli.errors import one_line_errors
 from qbo.cli.run_commands import fresh_folder
+from qbo.files import deadline, time_left
 
 
 jobs_app = typer.Typer(help="The job journal of a hardware run folder.", no_args_is_help=True, rich_markup_mode=None)
 
 MODE_HELP = "job (one job per request), batch, or session (dedicated device time between requests)"
 BACKEND_HELP = "ibm:NAME (a real device), or fake:NAME for a local dry run in qiskit-ibm-runtime local mode"
-DISCOVERY_TIMEOUT_S = 20.0
+DISCOVERY_TIMEOUT_S = 20.0  # the IBM look-up of `qbo backends` never waits longer (nor past --timeout)
+DEADLINE_HELP = ("Deadline for the whole command, in seconds (connecting, transpiling, job waits): past it, one line "
+                 "and exit 124, the run folder left resumable. Default: none.")
+TIMEOUT_MARGIN_S = 0.25  # `qbo backends` stops waiting for IBM this long before its --timeout, to list what it has
+
+
+def _deadline(timeout: Optional[float]) -> AbstractContextManager[None]:
+    """``qbo.files.deadline`` for a validated --timeout (bad values: one line, exit 2, before anything runs)."""
+    from qbo.limits import check_timeout
+
+    return deadline(None if timeout is None else check_timeout(timeout, "--timeout"))
 
 
 def parse_device(backend: str) -> tuple[str, str]:
@@ -51,7 +69,8 @@ def submit(
     backend: Annotated[str, typer.Option(help=BACKEND_HELP)],
     mode: Annotated[str, typer.Option(help=MODE_HELP)] = "job",
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default: a fresh folder under runs/).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait on one job before retrying the wait.")] = 3600.0,
+    timeout: Annotated[Optional[float], typer.Option(help=DEADLINE_HELP)] = None,
+    job_timeout: Annotated[float, typer.Option(help="Seconds to wait on one job before retrying the wait (what --timeout meant before issue 25).")] = 3600.0,
     attempts: Annotated[int, typer.Option(help="Failures in a row (transient errors, timeouts) before giving up.")] = 5,
     max_jobs: Annotated[Optional[int], typer.Option(help="Hard cap: jobs this run may submit (checked before each).")] = None,
     max_qpu_seconds: Annotated[Optional[float], typer.Option(help="Hard cap: QPU seconds (measured + predicted pending), checked before each job.")] = None,
@@ -63,6 +82,14 @@ def submit(
 ) -> None:
     """Start a hardware-in-the-loop BO run: print the cost plan, confirm, then submit; every job
     is journalled in RUN_DIR/jobs.jsonl and the caps are checked before each submission."""
+    with _deadline(timeout):
+        _submit(config, backend, mode, out, job_timeout, attempts, max_jobs, max_qpu_seconds, max_execution_time,
+                max_time, resubmit, plan_trials, yes)
+
+
+def _submit(config: Path, backend: str, mode: str, out: Optional[Path], job_timeout: float, attempts: int,
+            max_jobs: Optional[int], max_qpu_seconds: Optional[float], max_execution_time: int, max_time: int,
+            resubmit: str, plan_trials: Optional[int], yes: bool) -> None:
     from qbo.execution import runtime
     from qbo.execution.jobs import Limits, RetryPolicy, check_mode, write_settings
     from qbo.experiments.assembly import check_experiment
@@ -73,8 +100,8 @@ def submit(
 
     kind, name = parse_device(backend)
     check_mode(mode)
-    check_timeout(timeout, "--timeout")
-    retry = RetryPolicy(max_attempts=attempts, timeout_s=timeout, resubmit=_rules(resubmit))
+    check_timeout(job_timeout, "--job-timeout")
+    retry = RetryPolicy(max_attempts=attempts, timeout_s=job_timeout, resubmit=_rules(resubmit))
     limits = Limits(max_jobs, max_qpu_seconds, max_execution_time, max_time)
     if plan_trials is not None and plan_trials < 1:
         raise ValueError(f"--plan-trials must be >= 1, got {plan_trials}")
@@ -198,8 +225,15 @@ def resume(
     max_jobs: Annotated[Optional[int], typer.Option(help="Change the cap on jobs (recorded in the run folder).")] = None,
     max_qpu_seconds: Annotated[Optional[float], typer.Option(help="Change the cap on QPU seconds.")] = None,
     resubmit: Annotated[Optional[str], typer.Option(help="Change the rule: " + RESUBMIT_HELP)] = None,
+    timeout: Annotated[Optional[float], typer.Option(help=DEADLINE_HELP)] = None,
 ) -> None:
     """Continue a run: journalled counts are reused and pending jobs re-attached, never re-submitted."""
+    with _deadline(timeout):
+        _resume(run_dir, mode, max_jobs, max_qpu_seconds, resubmit)
+
+
+def _resume(run_dir: Path, mode: Optional[str], max_jobs: Optional[int], max_qpu_seconds: Optional[float],
+            resubmit: Optional[str]) -> None:
     import dataclasses
 
     from qbo.execution.jobs import check_mode, read_instance, read_limits, read_settings, write_settings
@@ -240,8 +274,8 @@ def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
     try:
         records = go(_Progress())
     except Interrupted as exc:  # journals cut back to their last commit, the lock released; qbo.cli.app prints it
-        if (folder / "run.json").exists():
-            exc.note = f"interrupted; resume with: qbo jobs resume {folder}"
+        if (folder / "run.json").exists():  # "interrupted" or "timed out after S s"
+            exc.note = f"{exc.note}; resume with: qbo jobs resume {folder}"
         raise
     cfg = load_config(folder / "config.toml")
     typer.echo(format_table(summarise(records, cfg)))
@@ -276,8 +310,16 @@ def list_jobs(run_dir: Annotated[Path, typer.Argument(help="A hardware run folde
 
 @jobs_app.command("status")
 @one_line_errors
-def status(run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")]) -> None:
+def status(
+    run_dir: Annotated[Path, typer.Argument(help="A hardware run folder.")],
+    timeout: Annotated[Optional[float], typer.Option(help=DEADLINE_HELP)] = None,
+) -> None:
     """Like list, but asks the service about jobs that are not finished in the journal."""
+    with _deadline(timeout):
+        _status(run_dir)
+
+
+def _status(run_dir: Path) -> None:
     from qbo.execution import runtime
     from qbo.execution import parse_target
     from qbo.execution.jobs import PENDING
@@ -354,14 +396,17 @@ def _check_run_dir(run_dir: Path) -> None:
 
 @one_line_errors
 def backends(
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for IBM Quantum before giving up.")] = DISCOVERY_TIMEOUT_S,
+    timeout: Annotated[Optional[float], typer.Option(help=DEADLINE_HELP + " The IBM look-up waits at most "
+                                                      f"{DISCOVERY_TIMEOUT_S:g} s, and stops in time to list the rest.")] = None,
 ) -> None:
     """List the targets: exact, aer, aer:CALIBRATION, fake:BACKEND and reachable ibm:BACKEND."""
-    from qbo.limits import check_timeout
-    from qbo.noise import list_snapshots
+    with _deadline(timeout):
+        _backends()
 
-    check_timeout(timeout, "--timeout")
+
+def _backends() -> None:
     from qbo.execution.runtime import fake_backend_names
+    from qbo.noise import list_snapshots
 
     typer.echo("exact")
     typer.echo("aer")
@@ -369,7 +414,8 @@ def backends(
         typer.echo(f"aer:{name}")
     for name in fake_backend_names():
         typer.echo(f"fake:{name}")
-    for line in _ibm_lines(timeout):
+    left = time_left()
+    for line in _ibm_lines(DISCOVERY_TIMEOUT_S if left is None else min(DISCOVERY_TIMEOUT_S, max(0.0, left - TIMEOUT_MARGIN_S))):
         typer.echo(line)
 
 
@@ -393,7 +439,7 @@ def _ibm_lines(timeout: float) -> list[str]:
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
-        return [f"# ibm: none reachable (no answer within {timeout:g} s)"]
+        return [f"# ibm: none reachable (no answer within {timeout:.3g} s)"]
     if "error" in found:
         return [f"# ibm: none reachable ({found['error']})"]
     return [f"ibm:{name}" for name in found["names"]] or ["# ibm: no operational backends on this account"]

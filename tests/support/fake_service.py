@@ -27,7 +27,9 @@ What it models (qiskit-ibm-runtime 0.51):
   the service's reply);
 * ``recalibrate()``: the device's readout errors move, so a fresh layout differs.
 
-Time is a clock of the service (``sleep`` advances it, no real waiting). Results are exact
+Time is a clock of the service (``sleep`` advances it, no real waiting), except for
+``reply_s``: real seconds that ``submit`` (after the job is recorded, as a slow network
+delivers the reply late), ``job(id)`` and ``backends()`` take to answer, for tests of ``--timeout``. Results are exact
 samples of the transpiled circuit, seeded by the job's tag, so one request always gives the
 same counts. With ``store`` the whole state lives in one JSON file (replaced atomically),
 so the service outlives a killed process and is shared by every object on that folder.
@@ -41,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,9 +81,10 @@ class FakeService:
         self, backends: Sequence[str] = ("ibm_test",), store: str | os.PathLike | None = None, *,
         device: str = "FakeManilaV2", instance: str = INSTANCE, index_delay: float = 5.0,
         fail_submit: dict[int, int] | None = None, end: dict[int, str] | None = None,
-        forget: Sequence[int] = (), usage_delay: float = 30.0, estimation: bool = True,
+        forget: Sequence[int] = (), usage_delay: float = 30.0, estimation: bool = True, reply_s: float = 0.0,
     ) -> None:
         self.names = tuple(backends)
+        self.reply_s = reply_s
         self.usage_delay = usage_delay
         self.estimation = estimation
         self.device = device
@@ -154,6 +158,7 @@ class FakeService:
         return device
 
     def backends(self, **filters: Any) -> list[Any]:
+        time.sleep(self.reply_s)
         return [self.backend(n) for n in self.names]
 
     def job(self, job_id: str) -> "FakeJob":
@@ -161,6 +166,7 @@ class FakeService:
 
         if job_id not in self._load()["jobs"]:
             raise RuntimeJobNotFound(f"Job not found: {job_id}")
+        time.sleep(self.reply_s)
         return FakeJob(self, job_id)
 
     def jobs(
@@ -240,6 +246,7 @@ class FakeService:
         if number in state["forget"]:
             del state["jobs"][job_id]  # the service lost it: job(id) and jobs() no longer know it
         self._save()
+        time.sleep(self.reply_s)  # the service has the job; its reply is late
         return FakeJob(self, job_id)
 
 
