@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -281,8 +280,8 @@ def test_example_configs_load_and_build(path: Path) -> None:
 @pytest.mark.slow
 def test_centred_example_runs_end_to_end(tmp_path: Path) -> None:
     config = load_config(Path(__file__).resolve().parents[1] / "examples" / "centred.toml")
-    small = config.with_overrides(budget=600, trials=1, algorithms=("q-ucb-halve", "q-gp-ucb", "thompson"))
-    small = replace(small, algorithm_options={"q-gp-ucb": dict(config.algorithm_options["q-gp-ucb"])})
+    small = config.with_overrides(budget=600, trials=1, algorithms=("q-ucb-halve", "q-gp-ucb", "thompson"),
+                                  algorithm_options={"q-gp-ucb": dict(config.algorithm_options["q-gp-ucb"])})
     records = run_experiment(small, tmp_path / "run")
     finals = {r["algorithm"]: r for r in records}
     assert all(r["cum_calls"] == 600 for r in finals.values())
