@@ -35,7 +35,7 @@ def estimate(
     device: Annotated[str, typer.Option(help="CPU | GPU: Aer simulation device (GPU needs the gpu extra, qiskit-aer-gpu).")] = "CPU",
     check_shots: Annotated[int, typer.Option(help="MLAE: honest calls of check rounds after the schedule, so that the goodness of fit can flag a coherent over-rotation delta of Q: A0 fixed (noiseless targets), one k = 0 round (about 36/delta^2 shots); A0 fitted (noisy targets), rounds at the powers that resolve delta best (docs/mlae.md).")] = 0,
     max_calls: Annotated[Optional[int], typer.Option(help="Budget: at most this many honest oracle calls; an estimate that hits it returns its honest, wider interval (not the calibration-aware mc).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line on stderr (shown every 5 s once an estimate has run 5 s).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line on stderr (a line at 3 s, then every 4 s).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Estimate the mean reward of an oracle, counting oracle calls honestly."""

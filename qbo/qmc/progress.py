@@ -106,7 +106,7 @@ class ProgressPrinter:
     Use as ``with ProgressPrinter(sys.stderr) as printer, listening(printer): ...``.
     """
 
-    def __init__(self, stream: TextIO, period: float = 5.0, delay: float = 5.0, label: str = "estimate") -> None:
+    def __init__(self, stream: TextIO, period: float = 4.0, delay: float = 3.0, label: str = "estimate") -> None:
         self.stream, self.period, self.delay, self.label = stream, period, delay, label
         self._latest: tuple[Progress, float] | None = None
         self._lock = threading.Lock()
@@ -135,8 +135,10 @@ class ProgressPrinter:
             self.stream.flush()
 
     def _tick(self) -> None:
-        while not self._stop.wait(self.period):
+        due = self._start + min(self.delay, self.period)  # then a fixed grid: a slow write or a busy GIL does not push later ticks
+        while not self._stop.wait(max(0.0, due - time.perf_counter())):
             now = time.perf_counter()
+            due += self.period * max(1, int((now - due) // self.period) + 1)
             if now - self._start >= self.delay:
                 self.stream.write(("\r" if self._tty else "") + self.line(now) + ("" if self._tty else "\n"))
                 self.stream.flush()
