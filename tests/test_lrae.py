@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
+from qbo.qmc.lr_interval import loglik, pooled
 from qbo.qmc.lrae import (
-    LikelihoodRatioAE, LRState, _loglik, _pooled, floor_level, likelihood_interval, refine, refinement_level, threshold,
+    LikelihoodRatioAE, LRState, floor_level, likelihood_interval, refine, refinement_level, threshold,
 )
 from qbo.qmc.result import Round
 
@@ -33,8 +34,8 @@ def test_interval_ends_sit_on_the_threshold():
     rounds = (Round(0, 20, 6), Round(1, 20, 14), Round(3, 20, 3))
     q = threshold(0.05)
     iv = likelihood_interval(rounds, q)
-    ks, ns, hs = _pooled(rounds)
-    dev = 2 * (_loglik(np.array([iv.theta_hat]), ks, ns, hs) - _loglik(np.array([iv.theta_low, iv.theta_high]), ks, ns, hs))
+    ks, ns, hs = pooled(rounds)
+    dev = 2 * (loglik(np.array([iv.theta_hat]), ks, ns, hs) - loglik(np.array([iv.theta_low, iv.theta_high]), ks, ns, hs))
     assert iv.theta_low <= iv.theta_hat <= iv.theta_high
     assert np.allclose(dev, q, atol=1e-6)
 
