@@ -67,7 +67,7 @@ def estimate(
     check_qubits(the_oracle.circuit.num_qubits, parsed.kind, grover=method != "mc")  # before any round runs
     device_model = parsed.snapshot()
     mit = make_mitigation(mitigation, device_model)
-    method = choose_method(method, target, mitigation=mit is not None)
+    method = choose_method(method, target, mitigation=mit is not None, assume_noiseless=not calibration_aware)
     snapshot = device_model if calibration_aware else None
     estimator = make_estimator(method, epsilon, alpha, shots, mitigation=mit, snapshot=snapshot,
                                check_shots=check_shots, max_calls=max_calls)

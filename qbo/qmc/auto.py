@@ -35,17 +35,22 @@ from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
 
 
-def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False) -> str:
+def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False,
+                  assume_noiseless: bool = False) -> str:
     """The estimator that runs for the configured ``method`` on ``target``: 'auto' is
     :class:`AutoEstimator` (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a
     mitigation, which only IAE and MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
     target with a device model is IAE (calibration-aware), as before LRAE: the hardware cost
     plan (``qbo.execution.plan``) is exact on an ideal device for IAE, and MLAE's schedule
-    follows its device prior, so a plan of it is not. Any other name is that method."""
+    follows its device prior, so a plan of it is not. ``assume_noiseless`` (``qbo estimate
+    --no-calibration-aware``): 'auto' is LRAE, the noiseless targets' estimator, and the
+    estimate says it ignored the device's noise. Any other name is that method."""
     if method != "auto":
         return method
     if mitigation or (run and not is_noiseless(target)):
         return "iae"
+    if assume_noiseless:
+        return "lrae"
     return method
 
 
