@@ -376,7 +376,8 @@ def test_the_plan_replays_a_local_fake_backend_run_exactly(tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_the_default_experiment_plan_needs_few_jobs_per_quantum_stage_and_none_classical(tmp_path):
-    result = invoke("submit", toml(tmp_path, ExperimentConfig()), "--backend", "fake:FakeBrisbane",
+    config = ExperimentConfig(budget=2000)  # the default experiment, shorter: the plan replays a noisy trial
+    result = invoke("submit", toml(tmp_path, config), "--backend", "fake:FakeBrisbane",
                     "--out", tmp_path / "run", "--plan-trials", "1", input="n\n")
     q_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("q-gp-ucb:"))
     per_stage = float(q_line.split("(")[1].split()[0])
