@@ -161,7 +161,7 @@ def test_a_lockstep_run_writes_the_files_of_units_run_one_by_one(tmp_path, monke
 
 
 @pytest.mark.slow  # a checkpoint (fsync) per stage
-@pytest.mark.parametrize("crash_at, apart", [(901, True), (1200, False)])  # the gp-ucb units at different stages, or at one
+@pytest.mark.parametrize("crash_at, apart", [(901, False), (1200, True)])  # the gp-ucb units at one stage, or at different ones
 def test_a_crash_inside_a_lockstep_resumes_to_the_same_files(tmp_path, monkeypatch, crash_at, apart, full):
     run_experiment(CONFIG, tmp_path / "clean")
     monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)  # a checkpoint after every stage

@@ -4,7 +4,7 @@ All rounds of an amplitude estimate are pooled per power K = 2k + 1 (counts add)
 log-likelihood of theta is l(theta) = sum_K h_K log sin^2(K theta) + (n_K - h_K) log cos^2(K theta)
 (the maximum-likelihood form of Suzuki et al. 2020 over the Grover powers of Dai et al. 2023, Eq. (2)). The interval
 is Wilks' set {theta : 2 (l_max - l(theta)) <= q}, q the chi-square(1) quantile at 1 - alpha
-(asymptotic: its coverage is measured, docs/estimators.md), found on a grid of GRID_PER_PERIOD
+(asymptotic: docs/estimators.md gives its coverage), found on a grid of GRID_PER_PERIOD
 points per period of the deepest power and refined by bounded Brent and Brent's root finder.
 """
 
