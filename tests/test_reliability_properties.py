@@ -72,6 +72,8 @@ config_keys = st.sampled_from(["problem", "algorithms", "budget", "trials", "tar
 @FAST
 @given(st.dictionaries(config_keys, json_values, max_size=5))
 @example({"algorithms": ""})  # a string where a list belongs: refused as bad input (found by hypothesis)
+@example({"estimator": "0"})  # a value outside its choices (found by hypothesis)
+@example({"target": "0"})  # an unknown target (found by hypothesis)
 def test_configs_are_accepted_or_refused_with_bad_input(data):
     data = {k: v for k, v in data.items() if v is not None}  # TOML has no null
     try:

@@ -56,12 +56,28 @@ def one_line_errors(func: F) -> F:
             except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit, Interrupted):
                 raise
             except BaseException as exc:  # noqa: BLE001 - this is the boundary
+                interrupt = interrupted_cause(exc)
+                if interrupt is not None:  # a signal inside a native extension's import comes back wrapped
+                    raise interrupt from None
                 fail(exc)
         for message in shown:
             typer.echo(f"warning: {one_line(message)}", err=True)
         return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def interrupted_cause(exc: BaseException) -> Interrupted | None:
+    """The ``Interrupted`` behind ``exc``, if a signal caused it: a SIGINT landing while a
+    compiled module (qiskit's ``_accelerate``) initialises is re-raised by it as its own error,
+    with the interrupt as its cause."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Interrupted):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def fail(exc: BaseException) -> None:

@@ -111,7 +111,12 @@ class ExperimentConfig(BaseModel):
         if not given:
             object.__setattr__(self, "budget", _default_budget(self.problem, self.algorithms))
         self._budget_given = given
-        self._check()
+        try:
+            self._check()
+        except BadInput:
+            raise
+        except ValueError as exc:  # each check's one line, as bad input (exit 2), whatever raised it
+            raise BadInput(str(exc)) from None
 
     def _check(self) -> None:
         if is_custom(self.problem):
