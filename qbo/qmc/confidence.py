@@ -38,3 +38,21 @@ def interval(method: str, ones: int, shots: int, alpha: float) -> tuple[float, f
         return METHODS[method](ones, shots, alpha)
     except KeyError:
         raise ValueError(f"confidence method must be one of {sorted(METHODS)}, got '{method}'") from None
+
+
+class ThetaInterval:
+    """For a state holding an angle interval ``theta_low`` <= ``theta_high`` (amplitude
+    a = sin^2 theta): the amplitude interval and its half-width."""
+
+    theta_low: float
+    theta_high: float
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The amplitude interval [sin^2 theta_low, sin^2 theta_high]."""
+        return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2
+
+    @property
+    def half_width(self) -> float:
+        low, high = self.interval
+        return 0.5 * (high - low)

@@ -56,6 +56,7 @@ from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
 from qbo.qmc.lr_interval import HALF_PI, Interval, likelihood_interval
+from qbo.qmc.confidence import ThetaInterval
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 
@@ -194,7 +195,7 @@ def _phase_power(theta: float, big_low: int, big_high: int) -> int:
 
 
 @dataclass(frozen=True)
-class LRState:
+class LRState(ThetaInterval):
     """Everything an arm's amplitude estimate has measured, as a value (JSON via ``to_json``).
 
     ``alpha``: total failure budget over all refinements; ``rounds``: every round run;
@@ -226,15 +227,6 @@ class LRState:
         eps = max(eps, self.eps_floor)
         level, b = floor_level(self.alpha, eps, self.eps_floor, self.bins)
         return eps, level, b
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2
-
-    @property
-    def half_width(self) -> float:
-        low, high = self.interval
-        return 0.5 * (high - low)
 
     @property
     def oracle_calls(self) -> int:

@@ -45,6 +45,7 @@ from typing import Any
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.confidence import ThetaInterval
 from qbo.qmc.iae import IterativeAmplitudeEstimation, Sampler
 from qbo.qmc.iae_engine import Plan, State
 from qbo.qmc.lrae import LRState
@@ -73,7 +74,7 @@ def refinement_budget(state: "ResumableState", j: int) -> float:
 
 
 @dataclass(frozen=True)
-class ResumableState:
+class ResumableState(ThetaInterval):
     """Everything an amplitude estimate has measured, as a value (JSON via ``to_json``).
 
     ``theta_low``/``theta_high``: the interval for theta, a = sin^2(theta).  ``k``/``up``:
@@ -95,16 +96,6 @@ class ResumableState:
         check_accuracy(1.0, self.alpha)
         if len(self.rounds) != len(self.levels):
             raise ValueError(f"need one level per round, got {len(self.levels)} for {len(self.rounds)}")
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        """The amplitude interval [sin^2 theta_low, sin^2 theta_high]."""
-        return math.sin(self.theta_low) ** 2, math.sin(self.theta_high) ** 2
-
-    @property
-    def half_width(self) -> float:
-        low, high = self.interval
-        return 0.5 * (high - low)
 
     @property
     def alpha_spent(self) -> float:
