@@ -69,6 +69,9 @@ class DecayPrior:
     p10: float = 0.0
     source: str = "noiseless"
     b: float | None = None  # contrast of a fold's A^dagger A pair; None: per call, b = r (module docstring)
+    offset: float = 0.5  # readout-free P(1) of the decayed part: the noise's fixed point (module docstring)
+    offset_sd: float = 0.0  # prior sd of the offset; 0 fixes it
+    model_error: float = 0.0  # kappa: sd of the model's error in P(k), as a share of g (1 - c_k) (``tempered``)
 
     def __post_init__(self) -> None:
         for name in ("a0", "r"):
@@ -83,15 +86,21 @@ class DecayPrior:
                 raise ValueError(f"readout {name} must be in [0, 0.5), got {getattr(self, name)}")
         if self.b is not None and not 0 < self.b <= 1:
             raise ValueError(f"fold contrast b must be in (0, 1] or None, got {self.b}")
+        if not 0 < self.offset < 1:
+            raise ValueError(f"offset must be in (0, 1), got {self.offset}")
+        for name in ("offset_sd", "model_error"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     @property
     def free(self) -> int:
-        """Number of free nuisances (0, 1 or 2)."""
-        return int(self.a0_sd > 0) + int(self.r_sd > 0)
+        """Number of free nuisances (0 to 3: A0, r, the offset)."""
+        return int(self.a0_sd > 0) + int(self.r_sd > 0) + int(self.offset_sd > 0)
 
     @property
     def noiseless(self) -> bool:
-        return self.free == 0 and self.a0 == 1.0 and self.r == 1.0 and self.p01 == 0.0 and self.p10 == 0.0
+        return (self.free == 0 and self.a0 == 1.0 and self.r == 1.0 and self.p01 == 0.0 and self.p10 == 0.0
+                and self.model_error == 0.0)
 
     @property
     def gain(self) -> float:
@@ -137,13 +146,48 @@ def decay_exponents(ks: np.ndarray, scales: np.ndarray | None, prior: DecayPrior
 
 def observed(
     theta: np.ndarray, k: np.ndarray, u: np.ndarray, v: np.ndarray, prior: DecayPrior, scale: np.ndarray | None = None,
+    offset: np.ndarray | float | None = None,
 ) -> np.ndarray:
-    """q_k(theta; e^u, e^v) with readout, broadcasting over all arguments; ``scale`` folds
-    the power (contrast e^(u + d v + o), ``decay_exponents``)."""
+    """q_k(theta; e^u, e^v, f) = p01 + g (f + c (s_k - f)) with readout, broadcasting over all
+    arguments; f is ``offset`` (default ``prior.offset``); ``scale`` folds the power (contrast
+    e^(u + d v + o), ``decay_exponents``). At f = 1/2 it is the symmetric model, term for term."""
     s = np.sin((2 * k + 1) * theta) ** 2
     d, o = decay_exponents(k, scale, prior)
     c = np.exp(u + d * v + o)
-    return prior.p01 + prior.gain * (0.5 + c * (s - 0.5))
+    f = prior.offset if offset is None else offset
+    return prior.p01 + prior.gain * (f + c * (s - f))
+
+
+def prior_contrast(ks: np.ndarray, scales: np.ndarray | None, prior: DecayPrior) -> np.ndarray:
+    """The contrast c_k = A0 r^d b^n the prior (the calibration depth model) predicts."""
+    d, o = decay_exponents(ks, scales, prior)
+    return np.exp(math.log(prior.a0) + d * math.log(prior.r) + o)
+
+
+def model_sd(ks: np.ndarray, scales: np.ndarray | None, prior: DecayPrior) -> np.ndarray:
+    """tau_k = kappa g (1 - c_k): the sd of the decay model's own error in P(k), a share kappa
+    (``prior.model_error``) of the decayed part under the prior's contrast (module docstring)."""
+    return prior.model_error * prior.gain * (1.0 - prior_contrast(ks, scales, prior))
+
+
+def effective_shots(shots: np.ndarray, q: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """n / (1 + n tau^2 / (q (1 - q))): the shots whose binomial variance equals n shots'
+    sampling variance plus a model error of sd tau (the information of a power saturates
+    at q (1 - q) / tau^2 shots)."""
+    q = np.clip(q, TINY, 1 - TINY)
+    return np.asarray(shots, dtype=float) / (1.0 + np.asarray(shots, dtype=float) * tau**2 / (q * (1 - q)))
+
+
+def tempered(data: "Pooled", prior: DecayPrior) -> "Pooled":
+    """``data`` with every term's counts scaled to its ``effective_shots`` (the observed
+    frequency, shrunk by a half count, stands for q): a fixed, data-only reweighting, so the
+    tempered likelihood is a proper function of theta and of the nuisances. Unchanged when
+    ``prior.model_error`` is 0."""
+    if prior.model_error == 0:
+        return data
+    tau = model_sd(data.ks, data.scales, prior)
+    share = effective_shots(data.shots, (data.ones + 0.5) / (data.shots + 1.0), tau) / np.maximum(data.shots, TINY)
+    return Pooled(data.ks, data.shots * share, data.ones * share, data.scales)
 
 
 def _loglik(y: np.ndarray, n: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -153,20 +197,31 @@ def _loglik(y: np.ndarray, n: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def profile(thetas: np.ndarray, data: Pooled, prior: DecayPrior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Penalised log-likelihood maximised over the nuisances at each theta: (l, u, v)."""
+    return profile_nuisances(thetas, data, prior)[:3]
+
+
+def profile_nuisances(
+    thetas: np.ndarray, data: Pooled, prior: DecayPrior,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``profile`` with the offset: (l, u, v, f), f profiled too when ``prior.offset_sd`` > 0
+    (a 3 x 3 Fisher-scoring step, dq/df = g (1 - c)); else f = ``prior.offset``."""
     thetas = np.asarray(thetas, dtype=float)
     u0, v0 = np.log(prior.a0), np.log(prior.r)
     u = np.full(thetas.shape, u0)
     v = np.full(thetas.shape, v0)
+    f = np.full(thetas.shape, prior.offset)
     k, n, y = data.ks, data.shots, data.ones
     depth, offset = decay_exponents(k, data.scales, prior)
     th = thetas[:, None]
-    if prior.free:
-        pu, pv = prior.precisions()
+    pu, pv = prior.precisions()
+    pf = 1.0 / max(prior.offset_sd, FIXED_SD) ** 2
+    if prior.free and prior.offset_sd == 0:
         s = np.sin((2 * k + 1) * th) ** 2
+        fk = prior.offset
         for _ in range(ITERATIONS):
             c = np.exp(u[:, None] + depth * v[:, None] + offset)
-            q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
-            d = prior.gain * c * (s - 0.5)
+            q = np.clip(prior.p01 + prior.gain * (fk + c * (s - fk)), TINY, 1 - TINY)
+            d = prior.gain * c * (s - fk)
             e = y / q - (n - y) / (1 - q)
             w = n / (q * (1 - q))
             gu = np.sum(e * d, axis=1) - pu * (u - u0)
@@ -181,15 +236,34 @@ def profile(thetas: np.ndarray, data: Pooled, prior: DecayPrior) -> tuple[np.nda
             v = np.clip(v + dv, np.log(1e-3), 0.0)
             if max(np.max(np.abs(du)), np.max(np.abs(dv))) < 1e-7:
                 break
-    q = observed(th, k, u[:, None], v[:, None], prior, data.scales)
-    pu, pv = prior.precisions()
-    penalty = 0.0 if not prior.free else 0.5 * (pu * (u - u0) ** 2 + pv * (v - v0) ** 2)
-    return _loglik(y, n, q) - penalty, u, v
+    elif prior.free:
+        s = np.sin((2 * k + 1) * th) ** 2
+        for _ in range(ITERATIONS):
+            c = np.exp(u[:, None] + depth * v[:, None] + offset)
+            fk = f[:, None]
+            q = np.clip(prior.p01 + prior.gain * (fk + c * (s - fk)), TINY, 1 - TINY)
+            d = prior.gain * c * (s - fk)
+            grads = np.stack([d, d * depth, prior.gain * (1.0 - c) + 0.0 * d], axis=1)  # (theta, 3, terms)
+            e = y / q - (n - y) / (1 - q)
+            w = n / (q * (1 - q))
+            score = np.einsum("gat,gt->ga", grads, e) - np.stack(
+                [pu * (u - u0), pv * (v - v0), pf * (f - prior.offset)], axis=1)
+            hess = np.einsum("gat,gbt,gt->gab", grads, grads, w) + np.diag([pu, pv, pf])
+            step = np.linalg.solve(hess, score[:, :, None])[:, :, 0]
+            du, dv, df = np.clip(step[:, 0], -0.5, 0.5), np.clip(step[:, 1], -0.5, 0.5), np.clip(step[:, 2], -0.1, 0.1)
+            u = np.clip(u + du, np.log(1e-3), 0.0)
+            v = np.clip(v + dv, np.log(1e-3), 0.0)
+            f = np.clip(f + df, 0.01, 0.99)
+            if max(np.max(np.abs(du)), np.max(np.abs(dv)), np.max(np.abs(df))) < 1e-7:
+                break
+    q = observed(th, k, u[:, None], v[:, None], prior, data.scales, f[:, None])
+    penalty = 0.0 if not prior.free else 0.5 * (pu * (u - u0) ** 2 + pv * (v - v0) ** 2 + pf * (f - prior.offset) ** 2)
+    return _loglik(y, n, q) - penalty, u, v, f
 
 
-def deviance(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior) -> float:
+def deviance(theta: float, u: float, v: float, data: Pooled, prior: DecayPrior, offset: float | None = None) -> float:
     """Binomial deviance 2 sum_k [y log(y / n q) + (n - y) log((n - y) / n (1 - q))] at the fit."""
-    q = np.clip(observed(theta, data.ks, u, v, prior, data.scales), TINY, 1 - TINY)
+    q = np.clip(observed(theta, data.ks, u, v, prior, data.scales, offset), TINY, 1 - TINY)
     y, n = data.ones, data.shots
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(y > 0, y * np.log(y / (n * q)), 0.0)
@@ -204,7 +278,7 @@ def fisher(
     """Expected information matrix for (theta, u, v) of ``shots[i]`` shots at ``ks[i]`` folded
     at ``scales[i]`` (default 1), plus the prior precisions (module docstring)."""
     q, _, grad = _gradient(theta, u, v, ks, prior, scales)
-    w = np.asarray(shots, dtype=float) / (q * (1 - q))
+    w = _shots(shots, ks, scales, q, prior) / (q * (1 - q))
     info = (grad * w) @ grad.T
     pu, pv = prior.precisions()
     info[1, 1] += pu
@@ -221,9 +295,17 @@ def _gradient(
     depth, offset = decay_exponents(k, scales, prior)
     c = np.exp(u + depth * v + offset)
     s = np.sin(m * theta) ** 2
-    q = np.clip(prior.p01 + prior.gain * (0.5 + c * (s - 0.5)), TINY, 1 - TINY)
-    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - 0.5), depth * prior.gain * c * (s - 0.5)])
+    f = prior.offset
+    q = np.clip(prior.p01 + prior.gain * (f + c * (s - f)), TINY, 1 - TINY)
+    grad = np.stack([prior.gain * c * m * np.sin(2 * m * theta), prior.gain * c * (s - f), depth * prior.gain * c * (s - f)])
     return q, m, grad
+
+
+def _shots(shots: np.ndarray, ks: np.ndarray, scales: np.ndarray | None, q: np.ndarray, prior: DecayPrior) -> np.ndarray:
+    """Planned shots as the information sees them: ``effective_shots`` under the model error."""
+    if prior.model_error == 0:
+        return np.asarray(shots, dtype=float)
+    return effective_shots(shots, q, model_sd(np.asarray(ks, dtype=float), scales, prior))
 
 
 def theta_sd(info: np.ndarray, prior: DecayPrior) -> float:
@@ -255,7 +337,7 @@ def _rotation_terms(
     q, m, model = _gradient(theta, u, v, ks, prior, scales)
     k = (m - 1) / 2
     grad = np.vstack([k * model[0] / m, model])  # delta, theta, u, v
-    info = (grad * (np.asarray(shots, dtype=float) / (q * (1 - q)))) @ grad.T
+    info = (grad * (_shots(shots, ks, scales, q, prior) / (q * (1 - q)))) @ grad.T
     pu, pv = prior.precisions()
     info[2, 2] += pu
     info[3, 3] += pv

@@ -51,6 +51,10 @@ CHECK_DESIGNS = ("greedy", "k0")
 # Below this SPAM contrast of the depth model A0 gets sd |log c_0| on its log (A0 anywhere
 # from about c_0 to 1): k = 0 counts then cannot pin a (docs/mlae.md, "deep oracles").
 TRUSTED_CONTRAST = 0.5
+# Prior sd of the offset (the decayed part's P(1)) and the model error kappa (docs/mlae.md,
+# "Large budgets": the exact channels' fixed points and residuals on FakeKingston).
+OFFSET_SD = 0.02
+MODEL_ERROR = 0.02
 
 
 def on_real_device(target: str) -> bool:
@@ -107,6 +111,11 @@ class MaximumLikelihoodAE:
         check_design: with A0 free, 'greedy' runs each check round at the power that adds
             the most information on delta per call; 'k0' runs them all at k = 0 (the
             comparison in bench/mlae_coherent.py).
+        offset_sd: prior sd of the offset f, the P(1) the decayed part reads (1/2 under
+            depolarising noise; amplitude damping pulls it towards 0), profiled out with A0
+            and r (0: f = 1/2 fixed, the symmetric model).
+        model_error: kappa, the sd of the decay model's own error in P(k) as a share of the
+            decayed part g (1 - c_k) (``qbo.qmc.likelihood.tempered``; 0: none).
     """
 
     epsilon: float
@@ -130,6 +139,8 @@ class MaximumLikelihoodAE:
     check_shots: int = 0
     mitigation: ProbabilityEstimator | None = None
     check_design: Literal["greedy", "k0"] = "greedy"
+    offset_sd: float = OFFSET_SD
+    model_error: float = MODEL_ERROR
 
     def __post_init__(self) -> None:
         check_accuracy(self.epsilon, self.alpha)
@@ -152,6 +163,9 @@ class MaximumLikelihoodAE:
         for name in ("growth", "final_factor"):
             if not getattr(self, name) >= 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("offset_sd", "model_error"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.check_design not in CHECK_DESIGNS:
             raise ValueError(f"check_design must be one of {', '.join(CHECK_DESIGNS)}, got '{self.check_design}'")
         check_fold_mitigation(self.mitigation)
@@ -201,8 +215,10 @@ class MaximumLikelihoodAE:
             return self.prior
         snapshot = self.snapshot if self.snapshot is not None else target_snapshot(executor.target)
         if snapshot is None:
-            return DecayPrior(1.0, 1.0, 0.5, 0.1, source="weak (no calibration)")
-        return calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd, folds=self.mitigation is not None)
+            return DecayPrior(1.0, 1.0, 0.5, 0.1, source="weak (no calibration)", offset_sd=self.offset_sd,
+                              model_error=self.model_error)
+        prior = calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd, folds=self.mitigation is not None)
+        return replace(prior, offset_sd=self.offset_sd, model_error=self.model_error)
 
 
 def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:

@@ -135,7 +135,7 @@ class Schedule(ProfileFit):
             return top
         r = self.prior.r
         if self.fit is not None and self.prior.r_sd > 0 and len({x.k for x in self.rounds}) >= 3:
-            r = math.exp(self.fit.v)
+            r = min(r, math.exp(self.fit.v))  # a fit at r = 1 (r not pinned) must not send the design deep
         if r >= 1.0:
             return top
         ks = np.arange(top + 1)
@@ -244,7 +244,7 @@ class Schedule(ProfileFit):
         f = self.fit
         ks, shots, scales = terms
         at = f.theta if theta is None else theta
-        return theta_sd(fisher(at, f.u, f.v, ks, shots, self.prior, scales), self.prior)
+        return theta_sd(fisher(at, f.u, f.v, ks, shots, self.at_fit(), scales), self.prior)
 
     def _plan_theta(self) -> float:
         """Where ``calls_to_reach`` evaluates the expected information: the fit, or the middle
@@ -288,14 +288,14 @@ class Schedule(ProfileFit):
         (``rotation_information`` at the current fit; greedy c-optimal design for delta)."""
         f = self.fit
         ks, shots, scales = self.pooled()
-        base = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)[0]
+        base = rotation_information(f.theta, f.u, f.v, ks, shots, self.at_fit(), scales)[0]
         best, gain = 0, -math.inf
         for k in range(self.k_cap() + 1):
             n = calls // (2 * k + 1)
             if n < 1:
                 break
             info = rotation_information(f.theta, f.u, f.v, np.append(ks, float(k)), np.append(shots, float(n)),
-                                        self.prior, np.append(scales, 1.0))[0]
+                                        self.at_fit(), np.append(scales, 1.0))[0]
             g = (info - base) / (n * (2 * k + 1))
             if g > gain:
                 best, gain = k, g

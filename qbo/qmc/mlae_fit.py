@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from scipy.special import chdtrc, gammaincinv, ndtri  # scipy.stats' chi2/norm, bit for bit, without importing scipy.stats (docs/scale-out.md)
 
 from qbo.qmc.confidence import clopper_pearson
-from qbo.qmc.likelihood import DecayPrior, Pooled, deviance, profile, rotation_information, rotation_score
+from qbo.qmc.likelihood import (
+    DecayPrior, Pooled, deviance, profile_nuisances, rotation_information, rotation_score, tempered,
+)
 from qbo.qmc.result import Round
 
 GRID = 1025
@@ -50,6 +52,8 @@ class Fit:
     high: float
     loc_low: float  # localisation hull, theta
     loc_high: float
+    f: float = 0.5  # the offset (the noise's fixed point) at the maximum
+    phi: float = 1.0  # the dispersion the interval was scaled by (``ProfileFit.dispersion``)
 
 
 class ProfileFit:
@@ -65,9 +69,34 @@ class ProfileFit:
         self._tests: dict[str, tuple[tuple[Any, int], Any]] = {}  # ``_cached``
 
     def terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ks, shots, scales) of the likelihood terms so far (one per (k, scale))."""
+        """(ks, shots, scales) of the likelihood terms so far (one per (k, scale)), raw shots
+        (the information functions temper planned shots themselves)."""
         data = Pooled.of(self.rounds)
         return data.ks, data.shots, data.scales
+
+    def data(self) -> Pooled:
+        """The pooled counts as the likelihood sees them: ``tempered`` by the model error."""
+        return tempered(Pooled.of(self.rounds), self.prior)
+
+    def at_fit(self) -> DecayPrior:
+        """The prior with its offset at the fitted one: what the tests and the design's
+        information read (they hold the offset fixed)."""
+        return self.prior if self.fit is None or self.fit.f == self.prior.offset else replace(self.prior, offset=self.fit.f)
+
+    def profiled(self, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return profile_nuisances(grid, self.data(), self.prior)
+
+    def dispersion(self, theta: float, u: float, v: float, f: float) -> float:
+        """phi = max(1, D / dof): the tempered deviance at (theta, u, v, f) over its degrees of
+        freedom (quasi-likelihood, McCullagh and Nelder 1989, Sec. 9.2); the interval's
+        threshold is multiplied by it, so it grows with the evidence of misfit. 1 without dof,
+        and 1 with the decay fixed (decay 'none': the model has no nuisance to be wrong in;
+        the goodness of fit alone guards it, ``widened``)."""
+        data = self.data()
+        dof = len(data.ks) - 1 - self.prior.free
+        if dof < 1 or not self.prior.free:
+            return 1.0
+        return max(1.0, deviance(theta, u, v, data, self.prior, f) / dof)
 
     def span_other_modes(self) -> None:
         """Make the final interval the hull of the whole profile-likelihood set, not of its part
@@ -79,7 +108,7 @@ class ProfileFit:
         fine grid over their own fringe (+- pi / (2 (2K + 1)), up to the window), and the
         interval (and, if one is higher, the estimate) takes every theta within ``c_final`` of
         the best point seen; ``modes`` counts the disjoint parts of that set."""
-        f, data = self.fit, Pooled.of(self.rounds)
+        f, data = self.fit, self.data()
         m = 2 * int(data.ks.max()) + 1
         if m == 1 or f is None:
             return  # k = 0 alone: P(1) is monotone in theta, one mode
@@ -88,8 +117,9 @@ class ProfileFit:
         centres = centres[(centres >= 0) & (centres <= math.pi / 2) & ((centres < f.loc_low) | (centres > f.loc_high))]
         if centres.size == 0:
             return
-        fine, ll, _, _ = self._fine
-        near = centres[2 * (float(ll.max()) - profile(centres, data, self.prior)[0]) <= self.c_final + ALIAS_SLACK]
+        fine, ll, _, _, _ = self._fine
+        threshold = self.c_final * f.phi
+        near = centres[2 * (float(ll.max()) - self.profiled(centres)[0]) <= threshold + ALIAS_SLACK]
         if near.size == 0:
             return
         grids = [self._fine]
@@ -97,13 +127,13 @@ class ProfileFit:
             low, high = max(0.0, centre - half), min(math.pi / 2, centre + half)
             low, high = (low, min(high, f.loc_low)) if centre < f.loc_low else (max(low, f.loc_high), high)
             grid = np.linspace(low, high, GRID)
-            grids.append((grid, *profile(grid, data, self.prior)))
-        top = max(float(values.max()) for _, values, _, _ in grids)
-        spans = [crossings(grid, 2 * (top - values), self.c_final) for grid, values, _, _ in grids
-                 if np.any(2 * (top - values) <= self.c_final)]
+            grids.append((grid, *self.profiled(grid)))
+        top = max(float(values.max()) for _, values, _, _, _ in grids)
+        spans = [crossings(grid, 2 * (top - values), threshold) for grid, values, _, _, _ in grids
+                 if np.any(2 * (top - values) <= threshold)]
         if len(spans) == 1 and spans[0] == (f.low, f.high):
             return
-        grid, values, u, v = max(grids, key=lambda g: float(g[1].max()))
+        grid, values, u, v, off = max(grids, key=lambda g: float(g[1].max()))
         i = int(np.argmax(values))
         low, high = min(a for a, _ in spans), max(b for _, b in spans)
         parts: list[list[float]] = []
@@ -113,17 +143,20 @@ class ProfileFit:
             else:
                 parts.append([a, b])
         self.modes = len(parts)
-        self.fit = Fit(float(grid[i]), float(u[i]), float(v[i]), low, high, min(f.loc_low, low), max(f.loc_high, high))
-
+        self.fit = Fit(float(grid[i]), float(u[i]), float(v[i]), low, high, min(f.loc_low, low), max(f.loc_high, high),
+                       float(off[i]), f.phi)
 
     def refit(self, whole: bool = False) -> None:
-        data = Pooled.of(self.rounds)
+        """The maximum over a grid of theta, and the interval {2 (l_max - l_p) <= phi c_final}
+        (``dispersion`` phi at the coarse grid's maximum)."""
         lo, hi = (0.0, math.pi / 2) if self.fit is None or whole else (self.fit.loc_low, self.fit.loc_high)
         for _ in range(8):  # widen if the localisation set reaches the grid's edge
             grid = np.linspace(lo, hi, GRID)
-            ll, _, _ = profile(grid, data, self.prior)
+            ll, u, v, off = self.profiled(grid)
+            j = int(np.argmax(ll))
+            phi = self.dispersion(float(grid[j]), float(u[j]), float(v[j]), float(off[j]))
             lr = 2 * (ll.max() - ll)
-            inside = np.flatnonzero(lr <= max(self.c_loc, self.c_final))  # the hull holds the interval too
+            inside = np.flatnonzero(lr <= max(self.c_loc, self.c_final * phi))  # the hull holds the interval too
             step = (hi - lo) / (GRID - 1)
             grow_lo = inside[0] == 0 and lo > 0
             grow_hi = inside[-1] == GRID - 1 and hi < math.pi / 2
@@ -135,11 +168,11 @@ class ProfileFit:
         loc_lo = max(0.0, grid[inside[0]] - step)
         loc_hi = min(math.pi / 2, grid[inside[-1]] + step)
         fine = np.linspace(loc_lo, loc_hi, GRID)
-        ll, u, v = profile(fine, data, self.prior)
+        ll, u, v, off = self.profiled(fine)
         i = int(np.argmax(ll))
-        low, high = crossings(fine, 2 * (ll[i] - ll), self.c_final)
-        self.fit = Fit(float(fine[i]), float(u[i]), float(v[i]), low, high, loc_lo, loc_hi)
-        self._fine = (fine, ll, u, v)
+        low, high = crossings(fine, 2 * (ll[i] - ll), self.c_final * phi)
+        self.fit = Fit(float(fine[i]), float(u[i]), float(v[i]), low, high, loc_lo, loc_hi, float(off[i]), phi)
+        self._fine = (fine, ll, u, v, off)
 
     def half_width(self) -> float:
         f = self.fit
@@ -159,9 +192,9 @@ class ProfileFit:
         return self._cached("gof", self._gof)
 
     def _gof(self) -> tuple[float, int, float]:
-        data = Pooled.of(self.rounds)
+        data = self.data()
         f = self.fit
-        dev = deviance(f.theta, f.u, f.v, data, self.prior)
+        dev = deviance(f.theta, f.u, f.v, data, self.prior, f.f)
         dof = len(data.ks) - 1 - self.prior.free
         return dev, dof, float(chdtrc(dof, dev)) if dof > 0 else 1.0
 
@@ -173,11 +206,11 @@ class ProfileFit:
         return self._cached("rotation", self._rotation)
 
     def _rotation(self) -> tuple[float, float]:
-        data = Pooled.of(self.rounds)
+        data = self.data()
         if len(data.ks) < 2:
             return 0.0, 1.0
         f = self.fit
-        stat, info = rotation_score(f.theta, f.u, f.v, data, self.prior)
+        stat, info = rotation_score(f.theta, f.u, f.v, data, self.at_fit())
         if info < ROTATION_SD**-2:
             return 0.0, 1.0
         return stat, float(chdtrc(1, stat))
@@ -193,7 +226,7 @@ class ProfileFit:
     def _rotation_reach(self) -> tuple[float, float, float]:
         f = self.fit
         ks, shots, scales = self.terms()
-        info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.prior, scales)
+        info, dtheta = rotation_information(f.theta, f.u, f.v, ks, shots, self.at_fit(), scales)
         sd = info**-0.5 if info > 0 else math.inf
         # above ROTATION_SD the test does not run (``rotation``): no delta is flagged at all
         detectable = float(ndtri(1 - self.gof_level / 2) + ndtri(ROTATION_POWER)) * sd if sd <= ROTATION_SD else math.inf
@@ -210,7 +243,7 @@ class ProfileFit:
         phi = max(1.0, dev / max(dof, 1))
         # the dispersion-scaled region can reach past the localisation hull: profile over all theta
         whole = np.linspace(0.0, math.pi / 2, GRID)
-        ll, _, _ = profile(whole, Pooled.of(self.rounds), self.prior)
+        ll = self.profiled(whole)[0]
         low, high = crossings(whole, 2 * (ll.max() - ll) / phi, self.c_final)
         a_low, a_high = math.sin(low) ** 2, math.sin(high) ** 2
         s_low, s_high = shallow_interval(self.rounds, self.prior, self.alpha)
