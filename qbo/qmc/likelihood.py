@@ -2,21 +2,33 @@
 
 A shot of Q^k A reads 1 with probability (issue 9, item 1)
 
-    q_k(theta; A0, r) = p01 + g (1/2 + A0 r^k (sin^2((2k + 1) theta) - 1/2)),  g = 1 - p01 - p10,
+    q_k(theta; A0, r, f) = p01 + g (f + A0 r^k (sin^2((2k + 1) theta) - f)),  g = 1 - p01 - p10,
 
 the depolarising-decay model of Tanaka et al. 2021 (contrast e^{-gamma (2k+1)}, here split
 into a SPAM contrast A0 and a per-Grover-step contrast r) composed with the measured qubit's
 readout confusion (p01 = P(1|0), p10 = P(0|1)), which enters the likelihood directly, not
-as an inversion. With A0 = r = 1 and no readout error it is Suzuki et al. 2020's
-p_k = sin^2((2k + 1) theta). Counts are pooled per k (the sufficient statistic), and
+as an inversion. The offset f is the P(1) of the decayed part, the noise's fixed point: 1/2
+under depolarising noise, below it where amplitude damping pulls towards |0> (issue 24);
+at f = 1/2 this is the symmetric model, term for term. With A0 = r = 1 and no readout error
+it is Suzuki et al. 2020's p_k = sin^2((2k + 1) theta). Counts are pooled per k (the
+sufficient statistic), and
 
-    l(theta, u, v) = sum_k y_k log q_k + (n_k - y_k) log(1 - q_k)
-                     - (u - u0)^2 / (2 su^2) - (v - v0)^2 / (2 sv^2),
+    l(theta, u, v, f) = sum_k y_k log q_k + (n_k - y_k) log(1 - q_k)
+                        - (u - u0)^2 / (2 su^2) - (v - v0)^2 / (2 sv^2) - (f - f0)^2 / (2 sf^2),
 
-u = log A0, v = log r with Gaussian priors (su = 0 fixes a nuisance at its prior value).
-``profile`` maximises l over (u, v) for every theta of a grid by Fisher scoring (the
+u = log A0, v = log r, f with Gaussian priors (sd 0 fixes a nuisance at its prior value).
+``profile`` maximises l over (u, v, f) for every theta of a grid by Fisher scoring (the
 expected information below, plus the prior precisions; at most ``ITERATIONS`` steps from
 the prior mean, projected onto A0, r <= 1).
+
+Model error (``tempered``). No decay model is exact: the channels of a device are not one
+exponential towards one fixed point. Its error in P(k) is taken as a share kappa of the
+decayed part, sd tau_k = kappa g (1 - c_k) with c_k the prior's (the calibration depth
+model's) contrast, and a term of n shots counts as n / (1 + n tau_k^2 / (q (1 - q))) shots
+(the variance of the frequency is q (1 - q) / n + tau_k^2): a power's information
+saturates, so no budget drives the interval below what the model itself can promise. The
+information functions (``fisher``, ``rotation_information``) temper planned shots the same
+way; they hold the offset fixed (at the fit, by the caller).
 
 Expected information per shot of Q^k A, parameters (theta, u, v), q' the gradient of q_k:
 I_k = q' q'^T / (q_k (1 - q_k)) with dq/dtheta = g A0 r^k (2k + 1) sin(2 (2k + 1) theta),

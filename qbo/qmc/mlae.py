@@ -1,12 +1,16 @@
 """Noise-aware maximum-likelihood amplitude estimation: configuration and priors.
 
-Counts of Q^k A read 1 with probability q_k = readout(1/2 + A0 r^k (sin^2((2k + 1) theta)
-- 1/2)): Suzuki et al. 2020's MLAE likelihood (their Eq. 4, a product of binomials over the
+Counts of Q^k A read 1 with probability q_k = readout(f + A0 r^k (sin^2((2k + 1) theta)
+- f)): Suzuki et al. 2020's MLAE likelihood (their Eq. 4, a product of binomials over the
 powers run) with the depolarising decay of Tanaka et al. 2021 (their Eq. 9) split into a
-SPAM contrast A0 and a per-step contrast r, and the measured qubit's confusion matrix. A0
-and r are nuisances with Gaussian priors on log A0 and log r centred on the calibration
-depth model (``qbo.noise.depth``), profiled out for every theta (Tanaka et al. 2022 remove
-them by orthogonalisation; the profile likelihood is the same target, computed directly).
+SPAM contrast A0 and a per-step contrast r, the decayed part's P(1) f (1/2 when
+depolarising; amplitude damping moves it), and the measured qubit's confusion matrix. A0, r
+and f are nuisances with Gaussian priors (log A0 and log r centred on the calibration depth
+model, ``qbo.noise.depth``; f on 1/2), profiled out for every theta (Tanaka et al. 2022
+remove them by orthogonalisation; the profile likelihood is the same target, computed
+directly). Each power's counts are tempered by a model error proportional to its decayed
+part (``qbo.qmc.likelihood.tempered``), and the interval's threshold is scaled by the
+dispersion of what is left (``qbo.qmc.mlae_fit``).
 
 Why: MLAE uses the counts of every round at once, so a device's decay enters the fit
 instead of biasing the interval, and the deep powers that a noiseless schedule would run

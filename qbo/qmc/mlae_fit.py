@@ -1,13 +1,16 @@
 """The fit of noise-aware MLAE: profile likelihood, interval and goodness of fit.
 
-Counts of Q^k A read 1 with probability q_k = readout(1/2 + A0 r^k (sin^2((2k + 1) theta)
-- 1/2)) (``qbo.qmc.likelihood``): Suzuki et al. 2020's product of binomials (their Eq. 4)
+Counts of Q^k A read 1 with probability q_k = readout(f + A0 r^k (sin^2((2k + 1) theta)
+- f)) (``qbo.qmc.likelihood``): Suzuki et al. 2020's product of binomials (their Eq. 4)
 with the depolarising decay of Tanaka et al. 2021 split into a SPAM contrast A0 and a
-per-step contrast r. The nuisances are profiled out on a grid over the localisation window.
+per-step contrast r, and the offset f. The nuisances are profiled out on a grid over the
+localisation window, on counts tempered by the model error (``likelihood.tempered``).
 
-Interval: {theta: 2 (l_max - l_p(theta)) <= chi2_1(1 - s alpha)} (Wilks), mapped to
-a = sin^2 theta, as the hull of every mode of the profile-likelihood set
-(``span_other_modes``: the aliases of the deepest power).
+Interval: {theta: 2 (l_max - l_p(theta)) <= phi chi2_1(1 - s alpha)} (Wilks, with the
+quasi-likelihood dispersion phi = max(1, D / dof) of the tempered counts when the decay is
+fitted, McCullagh and Nelder 1989, Sec. 9.2), mapped to a = sin^2 theta, as the hull of
+every mode of the profile-likelihood set (``span_other_modes``: the aliases of the deepest
+power). phi grows with the evidence of misfit, continuously, not past a test's cut.
 
 Goodness of fit, each at ``gof_level``: the binomial deviance on (#terms - 1 - #free
 nuisances) dof, and Neyman's C(alpha) score test against a coherent over-rotation delta of

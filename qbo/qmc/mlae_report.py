@@ -37,6 +37,8 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         ", nuisances A0, r maximised out" if run.prior.free else ", decay fixed at none"
     ) + (f"; hull of {run.modes} modes" if run.modes > 1 else "")
     value = math.sin(f.theta) ** 2
+    if f.phi > 1.0:
+        method_note += f"; threshold scaled by the dispersion phi = {f.phi:.3g}"
     if not fits:
         a_low, a_high = run.widened(dev, dof)
         if not rotation_fits:  # the deep powers' phase is off: only the k = 0 counts are unbiased
@@ -84,6 +86,11 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
                  f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
                  "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
         note = f"{note}; {blind}" if note else blind
+    if fits and f.phi > 1.0:
+        scattered = (f"the interval is widened by the dispersion phi = {f.phi:.3g} (deviance {dev:.1f} on {dof} dof, "
+                     "tempered by the model error): the counts scatter more than the decay model allows, so its "
+                     f"likelihood threshold is scaled by phi (about {math.sqrt(f.phi):.2f}x the width)")
+        note = f"{note}; {scattered}" if note else scattered
     if 0.0 < widen < math.inf:
         held = widen / abs(shift)
         wider = (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot "
