@@ -244,7 +244,8 @@ class Schedule(ProfileFit):
         f = self.fit
         ks, shots, scales = terms
         at = f.theta if theta is None else theta
-        return theta_sd(fisher(at, f.u, f.v, ks, shots, self.at_fit(), scales), self.prior)
+        # the interval's threshold is scaled by the dispersion: so is every predicted sd
+        return theta_sd(fisher(at, f.u, f.v, ks, shots, self.at_fit(), scales), self.prior) * math.sqrt(f.phi)
 
     def _plan_theta(self) -> float:
         """Where ``calls_to_reach`` evaluates the expected information: the fit, or the middle

@@ -34,7 +34,8 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
     fits = deviance_fits and rotation_fits
     a_low, a_high = math.sin(f.low) ** 2, math.sin(f.high) ** 2
     method_note = "profile likelihood, chi2_1 at 1 - alpha" + (
-        ", nuisances A0, r maximised out" if run.prior.free else ", decay fixed at none"
+        (", nuisances A0, r, f maximised out" if run.prior.offset_sd > 0 else ", nuisances A0, r maximised out")
+        if run.prior.free else ", decay fixed at none"
     ) + (f"; hull of {run.modes} modes" if run.modes > 1 else "")
     value = math.sin(f.theta) ** 2
     if f.phi > 1.0:
