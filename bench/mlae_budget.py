@@ -13,7 +13,8 @@ Columns: honest calls (mean), MAE (amplitude units) +- se, coverage of the repor
 with its Wilson 95% lower bound, mean width, share with ``reached_epsilon`` True and the
 coverage among those, runs whose interval was widened for misfit (``widened`` in the
 interval method). ``--iae`` adds zne+rem IAE at eps (the comparison of the done-when ratio).
-``--misses`` prints every uncovered run (amplitude, interval, fit, goodness of fit).
+``--misses`` prints every uncovered run (amplitude, interval, fit, goodness of fit) and every
+run stopped by max_calls or max_rounds.
 
     PYTHONPATH=. python bench/mlae_budget.py [--oracles entangled2,bernoulli,discrete]
         [--budgets default,15000] [--amplitudes 30] [--eps 0.01] [--seed 0] [--iae] [--misses]
@@ -49,6 +50,9 @@ def run(estimator, oracles, model: DeviceModel, seed: int, misses: bool) -> dict
         d = out.diagnostics
         widened = "widened" in str(d.get("interval_method", ""))
         rows.append((abs(out.value - a), hit, out.ci_high - out.ci_low, out.oracle_calls, out.reached_epsilon, widened))
+        if misses and d.get("stopped") in ("max_calls", "max_rounds"):
+            print(f"   runaway a={a:.4f} calls={out.oracle_calls} stopped={d.get('stopped')} rounds={len(out.rounds)} "
+                  f"half-width={0.5 * (out.ci_high - out.ci_low):.4f} phi={d.get('dispersion', float('nan')):.2f}", flush=True)
         if misses and not hit:
             ks = sorted({r.k for r in out.rounds})
             print(f"   miss a={a:.4f} value={out.value:.5f} [{out.ci_low:.5f}, {out.ci_high:.5f}] calls={out.oracle_calls} "

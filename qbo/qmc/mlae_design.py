@@ -214,6 +214,9 @@ class Schedule(ProfileFit):
                     extra = self._hoping()  # learnable within the interval, while that still pays
                 if (extra is None or extra > self.max_calls - self.calls) and self.may_give_up():
                     return k, None
+                if self.prior.model_error > 0 and self.may_give_up() and min(
+                        self.saturated_floor(self._plan_theta()), self.saturated_floor(self._hopeful_theta())) > self.eps:
+                    return k, None  # the model error caps every power's information: no budget reaches eps
             floor = 2 * self.last_shots if k == self.k else cfg.shots
             if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
                 floor = max(floor, sum(r.shots for r in self.rounds) // 8)
@@ -346,6 +349,16 @@ class Schedule(ProfileFit):
         cands = sorted({int(x) for x in terms[0] if x <= self.k_cap()} | {self.k_cap()})
         sd = min(self._theta_sd(self.with_round(terms, c, MAX_CALLS / (2 * c + 1) / self.per_shot), theta) for c in cands)
         return min(0.5, amplitude_half_width(theta, sd, self.z))  # a is in [0, 1] whatever the data
+
+    def saturated_floor(self, theta: float) -> float:
+        """With a model error (``prior.model_error``), the half-width (amplitude) at ``theta``
+        that MAX_CALLS more calls at *every* power up to k_cap would leave: each power's
+        information saturates at q (1 - q) / tau_k^2 shots, so this is the floor of any design
+        within the cap (``floor`` is one power's)."""
+        terms = self.pooled()
+        for c in range(self.k_cap() + 1):
+            terms = self.with_round(terms, c, MAX_CALLS / (2 * c + 1) / self.per_shot)
+        return min(0.5, amplitude_half_width(theta, self._theta_sd(terms, theta), self.z))
 
     def calls_to_reach(self, eps: float, theta: float | None = None) -> float | None:
         """Extra honest calls the greedy design at the cap predicts for half-width eps, with
