@@ -26,6 +26,12 @@ reference's loop alone, which charged python's and numpy's start to qbo only.)
 
     python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ts,linucb,gp-ucb-rff]
                           [--horizons 1e4,1e5,1e6]
+    OPENBLAS_NUM_THREADS=1 python bench/scale.py --learners gp-ucb-cholesky,gp-ucb-lb,gp-ucb-a-gp-ucb,gp-ucb-mle \
+                          --horizons 1e3,1e4,1e5
+
+The last four are gp-ucb's compact units without a kernel of their own (stepped in Python,
+``qbo.algorithms.gp_ucb_steps``), against gp-ucb's rank-one reference with a fixed length
+scale (the same posterior for cholesky; for an adaptive length scale, what the GP alone costs).
     python bench/speed.py --sections scale
 """
 
@@ -50,10 +56,20 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "gp-ts": ("gp-ts", {}),
     "linucb": ("linucb", {}),
     "gp-ucb-rff": ("gp-ucb", {"model": "rff"}),
+    # compact units stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of their own
+    "gp-ucb-cholesky": ("gp-ucb", {"model": "exact-cholesky"}),
+    "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),
+    "gp-ucb-a-gp-ucb": ("gp-ucb", {"lengthscale": "a-gp-ucb"}),
+    "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
 }
+DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ts", "linucb", "gp-ucb-rff")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
-MAX_T = {"gp-ucb-rff": 10**5}
+MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-cholesky": 10**5, "gp-ucb-lb": 10**5, "gp-ucb-a-gp-ucb": 10**4,
+         "gp-ucb-mle": 10**3}
+# the reference of a learner without its own: gp-ucb's rank-one loop with the fixed length scale
+# (the same GP posterior for cholesky; a lower bound of what an adaptive length scale costs)
+REFERENCE = {name: "gp-ucb" for name in ("gp-ucb-cholesky", "gp-ucb-lb", "gp-ucb-a-gp-ucb", "gp-ucb-mle")}
 
 
 def _config(learner: str, budget: int) -> dict:
@@ -102,6 +118,7 @@ def reference_params(learner: str, path: Path) -> None:
     from qbo.experiments.assembly import make_policy_for, problem_for_trial
     from qbo.experiments.config import ExperimentConfig
 
+    learner = REFERENCE.get(learner, learner)
     config = ExperimentConfig(**{**_config(learner, 100), "algorithms": (LEARNERS[learner][0],)})
     problem = problem_for_trial(config, 0)
     means = np.asarray(problem.means, dtype=float)
@@ -136,7 +153,8 @@ def scale(learners: list[str], horizons: list[int]) -> None:
             reference_params(learner, Path(params))
             child = lambda budget, out, env=None: _measure(  # noqa: E731
                 [script, "--child", json.dumps(_config(learner, budget)), out], env)
-            ref = lambda budget, env=None: _measure([reference, learner, str(budget), params], env)  # noqa: E731
+            ref = lambda budget, env=None: _measure(  # noqa: E731
+                [reference, REFERENCE.get(learner, learner), str(budget), params], env)
             cold = {"NUMBA_CACHE_DIR": f"{tmp}/cold-{learner}"}  # an empty cache: every kernel compiles
             jit.append((learner, child(100, f"{tmp}/{learner}-cold", cold)[0], ref(100, cold)[0]))
             fixed = min(json.loads(child(100, f"{tmp}/{learner}-fixed{k}")[2])["run_cpu"] for k in range(3))
@@ -157,7 +175,8 @@ def scale(learners: list[str], horizons: list[int]) -> None:
           "(python, numpy, numba, its cached kernel, the loop); ratio: loop s / ref s; ratio (all): CPU s / ref all")
     capped = {k: v for k, v in MAX_T.items() if k in learners and any(h > v for h in horizons)}
     if capped:
-        print(f"not run above these T (MAX_T in bench/scale.py, O(m M^2) a call): {capped}")
+        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call, the others are "
+              f"stepped in Python): {capped}")
     print("\nnumba's compile, whole-child CPU s at T = 100: cold (an empty NUMBA_CACHE_DIR, every kernel compiles) "
           "and warm (the on-disk cache, as in the table)")
     print(f"{'learner':18s} {'qbo cold':>9s} {'qbo warm':>9s} {'ref cold':>9s} {'ref warm':>9s}")
@@ -167,7 +186,7 @@ def scale(learners: list[str], horizons: list[int]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", default=",".join(LEARNERS))
+    parser.add_argument("--learners", default=",".join(DEFAULT_LEARNERS), help=f"of {','.join(LEARNERS)}")
     parser.add_argument("--horizons", default="1e4,1e5,1e6")
     parser.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
