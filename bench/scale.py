@@ -157,9 +157,10 @@ def scale(learners: list[str], horizons: list[int]) -> None:
                 [reference, REFERENCE.get(learner, learner), str(budget), params], env)
             cold = {"NUMBA_CACHE_DIR": f"{tmp}/cold-{learner}"}  # an empty cache: every kernel compiles
             jit.append((learner, child(100, f"{tmp}/{learner}-cold", cold)[0], ref(100, cold)[0]))
-            fixed = min(json.loads(child(100, f"{tmp}/{learner}-fixed{k}")[2])["run_cpu"] for k in range(3))
-            warm = min(ref(100)[0] for _ in range(3))  # warms the reference's cache (the runs above warmed qbo's)
-            jit[-1] += (min(child(100, f"{tmp}/{learner}-warm{k}")[0] for k in range(2)), warm)
+            small = [child(100, f"{tmp}/{learner}-fixed{k}") for k in range(3)]  # qbo's cache warm from the first
+            fixed = min(json.loads(text)["run_cpu"] for _, _, text in small)
+            warm = min(ref(100)[0] for _ in range(3))  # warms the reference's cache
+            jit[-1] += (min(cpu for cpu, _, _ in small[1:]), warm)
             for budget in [h for h in horizons if h <= MAX_T.get(learner, h)]:
                 out = Path(tmp) / f"{learner}-{budget}"
                 cpu, rss, text = child(budget, str(out))
