@@ -38,6 +38,7 @@ scale (the same posterior for cholesky; for an adaptive length scale, what the G
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -87,6 +88,7 @@ def run_child(config_json: str, out: str) -> None:
     runner.PAINTER_MIN_CALLS = 1 << 62  # draw regret.png in this process at every T (its CPU is then counted alike)
     data = json.loads(config_json)
     data["algorithms"] = tuple(data["algorithms"])
+    gc.freeze()  # as qbo run does before its units run (qbo.cli.run_commands)
     start = time.process_time()
     run_experiment(ExperimentConfig(**data), out)
     print(json.dumps({"run_cpu": time.process_time() - start}))
