@@ -7,7 +7,8 @@ centred problem (synthetic-bernoulli-centred, spread 0.01, 20 arms) runs in a ch
 T = 100 give the fixed cost (problem, numba's cached kernels, the figure), so
 ``loop s`` (CPU inside ``run_experiment`` less that of the least of three runs at T = 100)
 is what one more learner-trial costs in a process that runs many (regret.png is drawn in the
-child at every T, not by a helper process from T = 1e5 on, so that all runs count it alike).
+child at every T, not by a helper process from T = 1e5 on, so that all runs count it alike;
+the child calls ``gc.freeze()`` before the run, as ``qbo run`` does).
 
 The reference (bench/scale_reference.py) is the same learner written independently in numba
 (same arm means and model constants, same T, its own generator), in a process of its own that
