@@ -15,7 +15,7 @@ from qbo.qmc import MaximumLikelihoodAE
 from qbo.qmc.likelihood import (
     DecayPrior, Pooled, effective_shots, fisher, model_sd, observed, profile, profile_nuisances, tempered, theta_sd,
 )
-from qbo.qmc.mlae_fit import ProfileFit
+from qbo.qmc.mlae_fit import ProfileFit, crossings
 from qbo.qmc.result import Round
 
 FREE = DecayPrior(0.97, 0.95, 0.05, 0.02, 0.01, 0.02, "test")
@@ -96,8 +96,6 @@ def test_a_misspecified_data_set_widens_the_interval_and_says_so():
     assert unscaled.fit.phi == 1.0
     width = fit.fit.high - fit.fit.low
     fine, ll = fit._fine[0], fit._fine[1]
-    from qbo.qmc.mlae_fit import crossings
-
     low, high = crossings(fine, 2 * (ll.max() - ll), fit.c_final)
     assert width > 1.2 * (high - low)
 
