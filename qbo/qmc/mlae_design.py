@@ -39,6 +39,7 @@ RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0,
 HOPE_SHRINK = 0.9  # hoping: least shrink of the half-width per doubling of the calls
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
 GIVE_UP_CALLS = 1000  # on a noisy target, eps out of reach stops the loop only after this many calls
+SATURATION_MARGIN = 0.7  # with a model error, eps must be this far above the saturated floor to be chased
 CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
 Sampler = Callable[[int, int], tuple[Round, ...]]
 
@@ -215,8 +216,10 @@ class Schedule(ProfileFit):
                 if (extra is None or extra > self.max_calls - self.calls) and self.may_give_up():
                     return k, None
                 if self.prior.model_error > 0 and self.may_give_up() and min(
-                        self.saturated_floor(self._plan_theta()), self.saturated_floor(self._hopeful_theta())) > self.eps:
-                    return k, None  # the model error caps every power's information: no budget reaches eps
+                        self.saturated_floor(self.plan_theta()),
+                        self.saturated_floor(self._hopeful_theta())) > SATURATION_MARGIN * self.eps:
+                    return k, None  # the model error caps every power's information: eps near the floor
+                    # needs calls that diverge like 1 / (eps^2 - floor^2), and the prediction is optimistic
             floor = 2 * self.last_shots if k == self.k else cfg.shots
             if not self.prior.noiseless:  # rounds grow with the data: O(log calls) refits
                 floor = max(floor, sum(r.shots for r in self.rounds) // 8)
@@ -250,7 +253,7 @@ class Schedule(ProfileFit):
         # the interval's threshold is scaled by the dispersion: so is every predicted sd
         return theta_sd(fisher(at, f.u, f.v, ks, shots, self.at_fit(), scales), self.prior) * math.sqrt(f.phi)
 
-    def _plan_theta(self) -> float:
+    def plan_theta(self) -> float:
         """Where ``calls_to_reach`` evaluates the expected information: the fit, or the middle
         of its interval when the fit sits on an end of [0, pi/2]. There dP/dtheta = 0, so the
         information at the fit is zero and would predict that no budget reaches eps, while
@@ -345,7 +348,7 @@ class Schedule(ProfileFit):
         """The half-width (amplitude) no budget gets below at the fit: MAX_CALLS more calls at
         the best power up to k_cap (the information per shot is bounded when A0 is free and
         only k = 0 is usable: the prior on A0 then bounds what the k = 0 counts say of a)."""
-        theta, terms = self._plan_theta(), self.pooled()
+        theta, terms = self.plan_theta(), self.pooled()
         cands = sorted({int(x) for x in terms[0] if x <= self.k_cap()} | {self.k_cap()})
         sd = min(self._theta_sd(self.with_round(terms, c, MAX_CALLS / (2 * c + 1) / self.per_shot), theta) for c in cands)
         return min(0.5, amplitude_half_width(theta, sd, self.z))  # a is in [0, 1] whatever the data
@@ -362,9 +365,9 @@ class Schedule(ProfileFit):
 
     def calls_to_reach(self, eps: float, theta: float | None = None) -> float | None:
         """Extra honest calls the greedy design at the cap predicts for half-width eps, with
-        the expected information at ``theta`` (default ``_plan_theta``); None beyond MAX_CALLS."""
+        the expected information at ``theta`` (default ``plan_theta``); None beyond MAX_CALLS."""
         cap = self.k_cap()
-        theta = self._plan_theta() if theta is None else theta
+        theta = self.plan_theta() if theta is None else theta
         terms = self.pooled()
         extra = 0.0
         for _ in range(200):

@@ -132,8 +132,11 @@ def reach_diagnostics(
         calls_needed, floor, reachable = float(run.calls), 0.0, half * scale
     else:
         extra = run.calls_to_reach(run.eps)
-        calls_needed = None if extra is None else float(run.calls + extra)
+        saturated = run.stopped == "unreachable" and prior.model_error > 0  # eps at or near the model-error floor
+        calls_needed = None if extra is None or saturated else float(run.calls + extra)
         floor = 0.0 if extra is not None and run.stopped != "unreachable" else run.floor() * scale
+        if saturated:
+            floor = run.saturated_floor(run.plan_theta()) * scale
         reachable = half * scale
     return {
         "interval_method": method,
