@@ -288,13 +288,20 @@ def fisher(
     scales: np.ndarray | None = None,
 ) -> np.ndarray:
     """Expected information matrix for (theta, u, v) of ``shots[i]`` shots at ``ks[i]`` folded
-    at ``scales[i]`` (default 1), plus the prior precisions (module docstring)."""
+    at ``scales[i]`` (default 1), plus the prior precisions (module docstring); with the
+    offset free (``prior.offset_sd`` > 0) a fourth row and column for f (dq/df = g (1 - c),
+    at f = ``prior.offset``), so ``theta_sd`` profiles it out too."""
     q, _, grad = _gradient(theta, u, v, ks, prior, scales)
+    if prior.offset_sd > 0:
+        depth, offset = decay_exponents(np.asarray(ks, dtype=float), scales, prior)
+        grad = np.vstack([grad, prior.gain * (1.0 - np.exp(u + depth * v + offset))])
     w = _shots(shots, ks, scales, q, prior) / (q * (1 - q))
     info = (grad * w) @ grad.T
     pu, pv = prior.precisions()
     info[1, 1] += pu
     info[2, 2] += pv
+    if prior.offset_sd > 0:
+        info[3, 3] += prior.offset_sd**-2
     return info
 
 
@@ -324,6 +331,7 @@ def theta_sd(info: np.ndarray, prior: DecayPrior) -> float:
     """sqrt((I^-1)_theta,theta) over theta and the free nuisances; inf when theta is not
     identified (a fixed nuisance is left out rather than given a huge precision)."""
     keep = [0] + ([1] if prior.a0_sd > 0 else []) + ([2] if prior.r_sd > 0 else [])
+    keep += [3] if prior.offset_sd > 0 and info.shape[0] > 3 else []
     try:
         cov = np.linalg.inv(info[np.ix_(keep, keep)])
     except np.linalg.LinAlgError:
