@@ -43,6 +43,7 @@ fixed before its shots.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -74,6 +75,7 @@ TOP_UP = 0.05  # an interval the Gaussian model calls done but is not: add this 
 Sampler = Callable[[int, int], Round]
 
 
+@functools.lru_cache(maxsize=256)
 def threshold(alpha: float) -> float:
     """Wilks' threshold on 2 (l_max - l(theta)): the chi^2_1 quantile at 1 - alpha."""
     return float(chi2.isf(alpha, 1))
@@ -104,17 +106,17 @@ def floor_level(alpha: float, eps: float, eps_floor: float, bins: tuple[int, ...
 
 
 def _theta_half_width(theta: float, eps: float) -> float:
-    """The largest w with (sin^2 min(theta + w, pi/2) - sin^2 max(theta - w, 0)) / 2 <= eps."""
-    def width(w: float) -> float:
-        return 0.5 * (math.sin(min(theta + w, HALF_PI)) ** 2 - math.sin(max(theta - w, 0.0)) ** 2)
-
-    lo, hi = 0.0, HALF_PI
-    if width(hi) <= eps:
-        return hi
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if width(mid) <= eps else (lo, mid)
-    return lo
+    """The largest w with (sin^2 min(theta + w, pi/2) - sin^2 max(theta - w, 0)) / 2 <= eps, in
+    closed form: unclipped, the width is sin(2 theta) sin(2 w) / 2; past the nearer end of
+    [0, pi/2] it is sin^2(theta + w) / 2 (theta <= pi/4) or cos^2(theta - w) / 2."""
+    if eps >= 0.5:
+        return HALF_PI
+    s2 = math.sin(2.0 * theta)
+    if 0.5 * s2 * math.sin(2.0 * min(theta, HALF_PI - theta)) > eps:
+        return 0.5 * math.asin(2.0 * eps / s2)
+    if theta <= 0.25 * math.pi:
+        return math.asin(math.sqrt(2.0 * eps)) - theta
+    return theta - math.acos(math.sqrt(2.0 * eps))
 
 
 def _information(rounds: tuple[Round, ...]) -> float:
