@@ -31,7 +31,8 @@ import numpy as np
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
 from qbo.qmc import IterativeAmplitudeEstimation, MaximumLikelihoodAE, MonteCarloEstimator
-from qbo.qmc.lrae import LikelihoodRatioAE, LRState, refine
+from qbo.qmc.lr_interval import loglik1, pooled
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState, refine, threshold
 from qbo.qmc.result import Round
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -89,7 +90,9 @@ def bernoulli_sampler(rng: np.random.Generator, a: float):
     return sample
 
 
-def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
+def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int, stats: list | None = None):
+    """Rows (calls, covered, seconds); ``stats`` collects Wilks' statistic at the truth,
+    2 (l(theta_hat) - l(theta*)), of every run (theta_hat: the maximiser within the plausible set)."""
     rng = np.random.default_rng(seed)
     est = LikelihoodRatioAE(eps, delta)
     rows = []
@@ -98,6 +101,9 @@ def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
         rounds, iv = est.run(eps, bernoulli_sampler(rng, float(a)))
         low, high, _ = iv.amplitude()
         rows.append((sum(r.oracle_calls for r in rounds), low <= a <= high, time.perf_counter() - start))
+        if stats is not None:
+            ks, ns, hs = pooled(rounds)
+            stats.append(2.0 * (loglik1(iv.theta_hat, ks, ns, hs) - loglik1(float(np.arcsin(np.sqrt(a))), ks, ns, hs)))
     return rows
 
 
@@ -127,12 +133,13 @@ def delta_tables(args) -> None:
     print(f"C(delta): exact target, eps={eps}, amplitudes uniform on (0, 1); calls = sum shots*(2k+1), every round")
     print("| method          | delta  |  runs | eps*mean calls | cover  | Wilson lb | 1-2 delta | median calls | p99.9 calls | p99.9/med | ms/est |")
     print("|-----------------|--------|-------|----------------|--------|-----------|-----------|--------------|-------------|-----------|--------|")
+    tails = {}
     for delta in (float(d) for d in args.deltas.split(",")):
         for method in methods:
             runs = args.runs if method == "lrae" else args.slow_runs
             amps = rng.uniform(0.0, 1.0, runs)
             if method == "lrae":
-                rows = run_lrae(eps, delta, amps, 7)
+                rows = run_lrae(eps, delta, amps, 7, tails.setdefault(delta, []))
             elif method == "iae":
                 rows = run_qbo(IterativeAmplitudeEstimation(eps, delta), amps, 1)
             elif method == "mlae":
@@ -140,16 +147,26 @@ def delta_tables(args) -> None:
             else:
                 raise SystemExit(f"--methods: unknown method '{method}' (expected lrae, iae, mlae)")
             delta_row(method, delta, eps, rows)
+    if tails:
+        print()
+        print("LRAE tail: share of runs whose Wilks statistic at the truth exceeds chi^2_1(1 - d) (chi^2 limit: d);")
+        print("runs of the schedule for delta; 'max' the largest statistic seen")
+        print("| delta  |  runs | d=0.05  | d=1e-2  | d=1e-3  | d=1e-4  |   max |")
+        print("|--------|-------|---------|---------|---------|---------|-------|")
+        for delta, st in tails.items():
+            st_a = np.array(st)
+            cells = " | ".join(f"{np.mean(st_a > threshold(d)):7.4f}" for d in (0.05, 1e-2, 1e-3, 1e-4))
+            print(f"| {delta:6.0e} | {len(st_a):5d} | {cells} | {st_a.max():5.1f} |", flush=True)
     print()
     print("Resumed LRAE: 6 refinements eps*32 ... eps of one arm vs a fresh LRAE at eps; spending 'index':")
-    print("levels delta/(j(j+1)); 'eps floor': floor = eps, levels delta 2^-(b+1) by eps bin (qbo.qmc.lrae)")
+    print("levels delta/(j(j+1)); 'floor f': levels delta 2^-(b+1) by eps bin above the floor f (qbo.qmc.lrae)")
     print("| delta  | spending  |  runs | resumed eps*calls | fresh eps*calls | ratio | all 6 cover | Wilson lb |")
     print("|--------|-----------|-------|-------------------|-----------------|-------|-------------|-----------|")
     for delta in (float(d) for d in args.deltas.split(",")):
         amps = rng.uniform(0.0, 1.0, args.resumed_runs)
         fresh = run_lrae(eps, delta, amps, 13)
         fc = np.mean([r[0] for r in fresh])
-        for spending, floor in (("index", 0.0), ("eps floor", eps)):
+        for spending, floor in (("index", 0.0), ("floor eps", eps), ("floor eps/8", eps / 8)):
             res = run_resumed(eps, delta, amps, 11, eps_floor=floor)
             rc = np.mean([r[0] for r in res])
             cov = sum(bool(r[1]) for r in res)

@@ -69,9 +69,13 @@ __all__ = [
 METHOD = "lrae"
 METHOD_RESUMED = "lrae-resumed"
 MAX_ROUNDS = 400
-BOOST = 1.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
+BOOST = 0.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
 PHASE_SLACK = 1.25  # a new power may be up to this factor off the one asked, to sit where p_K is near 1/2
-TOP_UP = 0.05  # an interval the Gaussian model calls done but is not: add this share of the information
+GROWTH = 1.7  # a new power is up to GROWTH times the deepest (docs/estimators.md: 2 cost more at 1e-6)
+SHOTS_Q, SHOTS_0 = 0.1, 5  # shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (default_shots)
+TOP_UP = 0.02  # an interval the Gaussian model calls done but is not: add this share of the information
+FINAL_SHARE = 0.8  # the round that should reach eps takes this share of the missing information first
+SPLIT_RATIO = 4.0  # a likelihood set this many Gaussian widths wide holds two modes: split them first
 Sampler = Callable[[int, int], Round]
 
 
@@ -84,7 +88,7 @@ def threshold(alpha: float) -> float:
 def default_shots(alpha: float) -> int:
     """Least shots per power: q / 4 + 7 (q = ``threshold(alpha)``), so that the older powers
     rule out the new power's aliases with room to spare at level alpha (docs/estimators.md)."""
-    return math.ceil(0.25 * threshold(alpha)) + 7
+    return math.ceil(SHOTS_Q * threshold(alpha)) + SHOTS_0
 
 
 def refinement_level(alpha: float, j: int) -> float:
@@ -129,9 +133,10 @@ def _next_round(rounds: tuple[Round, ...], iv: Interval, eps: float, q: float, s
     """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate."""
     k_last = max(r.k for r in rounds)
     info = _information(rounds)
-    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info:
+    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info or (
+            SPLIT_RATIO > 0 and iv.theta_high - iv.theta_low > SPLIT_RATIO * 2.0 * math.sqrt(q / info)):
         return _split(iv.theta_low, iv.theta_high, q, k_last, shots, k_max)
-    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max)
+    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max, FINAL_SHARE)
 
 
 def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_max: int | None) -> tuple[int, int]:
@@ -148,7 +153,7 @@ def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_
 
 
 def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: int,
-          k_max: int | None) -> tuple[int, int]:
+          k_max: int | None, share: float = 1.0) -> tuple[int, int]:
     """The round after a deepest power ``k_last`` (every power holds >= ``shots`` shots) when the
     information so far is ``info`` and the estimate is theta.
 
@@ -162,17 +167,17 @@ def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: i
     period away, where the older powers rule it out."""
     w = _theta_half_width(theta, eps)
     big_last = 2 * k_last + 1
-    big_cap = 2 * big_last + 1
+    big_cap = max(big_last + 2, int(GROWTH * big_last) + 1)
     if k_max is not None:
         big_cap = min(big_cap, 2 * k_max + 1)
     missing = max(q / (w * w) - info, TOP_UP * info)
     if missing <= 4.0 * shots * big_last * big_last or big_cap <= big_last:
-        return k_last, max(1, math.ceil(missing / (4.0 * big_last * big_last)))
+        return k_last, max(1, math.ceil(share * missing / (4.0 * big_last * big_last)))
     low = max(big_last + 2, int(big_cap / PHASE_SLACK))
     big_k = _phase_power(theta, low, big_cap)
     n = math.ceil(missing / (4.0 * big_k * big_k))
     if n <= shots:
-        return (big_k - 1) // 2, n
+        return (big_k - 1) // 2, max(1, math.ceil(share * missing / (4.0 * big_k * big_k)))
     return (big_k - 1) // 2, level_shots(shots, big_k, q / (w * w))
 
 
