@@ -157,6 +157,8 @@ def delta_tables(args) -> None:
             st_a = np.array(st)
             cells = " | ".join(f"{np.mean(st_a > threshold(d)):7.4f}" for d in (0.05, 1e-2, 1e-3, 1e-4))
             print(f"| {delta:6.0e} | {len(st_a):5d} | {cells} | {st_a.max():5.1f} |", flush=True)
+    if args.resumed_runs <= 0:
+        return
     print()
     print("Resumed LRAE: 6 refinements eps*32 ... eps of one arm vs a fresh LRAE at eps; spending 'index':")
     print("levels delta/(j(j+1)); 'floor f': levels delta 2^-(b+1) by eps bin above the floor f (qbo.qmc.lrae)")

@@ -43,7 +43,6 @@ fixed before its shots.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -53,6 +52,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
+from qbo import caches
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
@@ -79,7 +79,7 @@ SPLIT_RATIO = 4.0  # a likelihood set this many Gaussian widths wide holds two m
 Sampler = Callable[[int, int], Round]
 
 
-@functools.lru_cache(maxsize=256)
+@caches.lru(maxsize=256)
 def threshold(alpha: float) -> float:
     """Wilks' threshold on 2 (l_max - l(theta)): the chi^2_1 quantile at 1 - alpha."""
     return float(chi2.isf(alpha, 1))
