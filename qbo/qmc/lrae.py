@@ -75,6 +75,7 @@ GROWTH = 1.7  # a new power is up to GROWTH times the deepest (docs/estimators.m
 SHOTS_Q, SHOTS_0 = 0.1, 5  # shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (default_shots)
 TOP_UP = 0.02  # an interval the Gaussian model calls done but is not: add this share of the information
 FINAL_SHARE = 0.8  # the round that should reach eps takes this share of the missing information first
+SPLIT_SHOTS = 0.25  # a split round takes at most this share of a full level's shots
 SPLIT_RATIO = 4.0  # a likelihood set this many Gaussian widths wide holds two modes: split them first
 Sampler = Callable[[int, int], Round]
 
@@ -149,7 +150,7 @@ def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_
     dp = np.sin(cands * theta_a) ** 2 - np.sin(cands * theta_b) ** 2
     i = int(np.argmax(dp * dp / cands))
     n = math.ceil(q / (4.0 * max(float(dp[i] ** 2), 1e-12)))
-    return int(cands[i] - 1) // 2, int(min(max(n, 1), shots))
+    return int(cands[i] - 1) // 2, int(min(max(n, 1), max(1, math.ceil(SPLIT_SHOTS * shots))))
 
 
 def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: int,
