@@ -6,7 +6,7 @@ Schedule. With a = sin^2(theta), a shot of Q^k A reads 1 with p_k = sin^2(K thet
 One shot at K carries Fisher information 4 K^2 on theta whatever theta is, and costs K calls
 (``qbo.grover.oracle_calls``), so deep powers are cheap per unit of information; what limits
 the depth is ambiguity: p_K repeats every pi / K in theta. LRAE grows the power by up to
-``GROWTH`` (1.7) a level, with ``default_shots`` = ceil(q / 10) + 5 shots a level (q: Wilks'
+``GROWTH`` (1.7) a level, with ``default_shots`` = 7 shots a level (``SHOTS_0``; q: Wilks'
 threshold), so that the older powers' information rules out the new power's mirror alias
 (placed a quarter period away, p_K near 1/2); once the information still missing to reach eps
 fits in fewer than a level's shots at the next power, the last round takes ``FINAL_SHARE`` of
