@@ -134,7 +134,7 @@ def delta_tables(args) -> None:
     print("| method          | delta  |  runs | eps*mean calls | cover  | Wilson lb | 1-2 delta | median calls | p99.9 calls | p99.9/med | ms/est |")
     print("|-----------------|--------|-------|----------------|--------|-----------|-----------|--------------|-------------|-----------|--------|")
     tails = {}
-    for delta in (float(d) for d in args.deltas.split(",")):
+    for delta in (float(d) for d in args.deltas.split(",") if not args.resumed_only):
         for method in methods:
             runs = args.runs if method == "lrae" else args.slow_runs
             amps = rng.uniform(0.0, 1.0, runs)
@@ -168,7 +168,8 @@ def delta_tables(args) -> None:
         amps = rng.uniform(0.0, 1.0, args.resumed_runs)
         fresh = run_lrae(eps, delta, amps, 13)
         fc = np.mean([r[0] for r in fresh])
-        for spending, floor in (("index", 0.0), ("floor eps", eps), ("floor eps/8", eps / 8)):
+        variants = {"index": ("index", 0.0), "eps": ("floor eps", eps), "eps/8": ("floor eps/8", eps / 8)}
+        for spending, floor in (variants[v] for v in args.spendings.split(",")):
             res = run_resumed(eps, delta, amps, 11, eps_floor=floor)
             rc = np.mean([r[0] for r in res])
             cov = sum(bool(r[1]) for r in res)
@@ -197,6 +198,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000, help="C(delta) mode: LRAE runs per delta")
     parser.add_argument("--slow-runs", type=int, default=200, help="C(delta) mode: IAE and MLAE runs per delta")
     parser.add_argument("--resumed-runs", type=int, default=500, help="C(delta) mode: resumed-vs-fresh runs per delta")
+    parser.add_argument("--spendings", default="index,eps,eps/8", help="C(delta) mode: resumed spending rules (index, eps, eps/8: floor at eps or eps/8)")
+    parser.add_argument("--resumed-only", action="store_true", help="C(delta) mode: only the resumed table")
     args = parser.parse_args()
     if args.deltas:
         delta_tables(args)
