@@ -14,9 +14,13 @@ coverage, its Wilson 95% lower bound, median and p99.9 of calls; amplitudes unif
 (so near 0 and 1 too). LRAE runs on a Bernoulli sampler drawn here with numpy (its estimator
 code, ``LikelihoodRatioAE.run``, is the one ``estimate`` runs); IAE and MLAE run on the exact
 executor. Then resumed LRAE: six refinements eps 2^5, ..., eps of one arm against a fresh
-estimate at eps, with simultaneous coverage of all six intervals.
+estimate at eps, with simultaneous coverage of all six intervals, for the spending rules in
+``--spendings`` (index; by eps above a floor at eps or eps/8); ``--resumed-only`` skips the rest.
+The "LRAE tail" table is the share of runs whose Wilks statistic at the truth exceeds the
+chi^2_1 quantile at 0.05 ... 1e-4, on each delta's schedule (docs/estimators.md: how the tail
+is extrapolated to 1e-6).
 
-    python bench/qmc.py --deltas 0.05,0.01,0.001 --runs 2000 --methods lrae,iae,mlae --slow-runs 200
+    python bench/qmc.py --eps 0.001 --deltas 0.05,0.01,0.001,1e-6 --runs 2000 --slow-runs 40 --resumed-runs 400
 """
 
 from __future__ import annotations
