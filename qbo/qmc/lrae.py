@@ -15,7 +15,7 @@ likelihood set ``SPLIT_RATIO`` Gaussian widths wide holds two modes: a round at 
 separates them best per call (at most ``SPLIT_SHOTS`` of a level) comes first. The constant
 eps * calls then grows like z sqrt(shots) (docs/estimators.md), against z^2-like growth of
 union-bound schemes; the constants were chosen by simulated cost
-at delta = 1e-6 with coverage measured at 0.05, 1e-2 and 1e-3 (bench/qmc.py).
+at delta = 1e-6 with coverage checked at 0.05, 1e-2 and 1e-3 (bench/qmc.py).
 
 Interval. After every round, the log-likelihood of all rounds,
 l(theta) = sum_i h_i log sin^2(K_i theta) + (n_i - h_i) log cos^2(K_i theta), is maximised
