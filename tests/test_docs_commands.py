@@ -172,9 +172,10 @@ def _check_arguments(command: Command, work: Path, env: dict[str, str], block: B
 
 
 def _find_lines(shown: list[str], printed: str, block: Block, command: str) -> None:
-    """Every non-blank shown line, white space folded, is a line of what was printed."""
+    """Every non-blank shown line, white space folded, is a line of what was printed; a line
+    ``...`` stands for lines left out."""
     lines = {" ".join(line.split()) for line in printed.splitlines()}
-    missing = [s for s in shown if s.strip() and " ".join(s.split()) not in lines]
+    missing = [s for s in shown if s.strip() not in ("", "...") and " ".join(s.split()) not in lines]
     assert not missing, f"{block.id}: '{command}' printed\n{printed}\nwithout the lines {missing}"
 
 

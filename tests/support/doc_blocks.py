@@ -10,7 +10,7 @@ An annotation holds parts separated by `` ; ``:
 - ``arguments only: REASON``: every command's arguments are parsed by its program, which
   then exits before doing the work (a measurement that takes minutes or hours);
 - ``output of: COMMAND``: the block is what COMMAND prints; the test runs COMMAND and
-  finds every line of the block in its output;
+  finds every line of the block in its output (a line ``...`` stands for lines left out);
 - ``qbo run adds: ARGS``: ARGS are appended to each ``qbo run`` of the block that does not
   resume (a smaller budget, stated where the reader sees it in the source);
 - ``given: COMMAND``: COMMAND runs first, in the block's folder (a run folder the block names).
