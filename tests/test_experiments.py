@@ -24,14 +24,20 @@ def files(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in FILES}
 
 
-def test_seeded_run_is_deterministic(tmp_path):
-    run_experiment(SMALL, tmp_path / "a")
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """SMALL run once for this module: (its folder, its records)."""
+    folder = tmp_path_factory.mktemp("small") / "run"
+    return folder, run_experiment(SMALL, folder)
+
+
+def test_seeded_run_is_deterministic(small_run, tmp_path):
     run_experiment(SMALL, tmp_path / "b")
-    assert files(tmp_path / "a") == files(tmp_path / "b")
+    assert files(small_run[0]) == files(tmp_path / "b")
 
 
-def test_stage_records_are_consistent(tmp_path):
-    records = run_experiment(SMALL, tmp_path)
+def test_stage_records_are_consistent(small_run):
+    records = small_run[1]
     for (trial, alg) in {(r["trial"], r["algorithm"]) for r in records}:
         rows = [r for r in records if (r["trial"], r["algorithm"]) == (trial, alg)]
         calls = regret = 0
@@ -49,8 +55,7 @@ def test_stage_records_are_consistent(tmp_path):
             assert all(r["method"] == "sample" and r["oracle_calls"] == 1 for r in rows)
 
 
-def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
-    run_experiment(SMALL, tmp_path / "clean")
+def test_crash_and_resume_gives_identical_files(small_run, tmp_path, monkeypatch):
     crash_at_append(monkeypatch, SMALL, tmp_path / "crashed", 700)
     assert not (tmp_path / "crashed" / "stages.jsonl").exists()  # nothing half-written
     # a torn trailing line, as a kill in mid-write would leave
@@ -58,7 +63,7 @@ def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
     with open(journal, "ab") as handle:
         handle.write(b'{"stage": 99, "arm"')
     resume_experiment(tmp_path / "crashed")
-    assert files(tmp_path / "crashed") == files(tmp_path / "clean")
+    assert files(tmp_path / "crashed") == files(small_run[0])
 
 
 @pytest.mark.slow
