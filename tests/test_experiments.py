@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,11 +96,11 @@ def test_reference_accounting_is_labelled_as_undercounting(tmp_path):
     assert "UNDERCOUNTS" in (tmp_path / "summary.csv").read_text()
 
 
-def test_plot_redraws(tmp_path):
-    run_experiment(ExperimentConfig(budget=500, trials=1), tmp_path)
-    (tmp_path / "regret.png").unlink()
-    result = CliRunner().invoke(app, ["plot", str(tmp_path)])
-    assert result.exit_code == 0 and (tmp_path / "regret.png").read_bytes()[:4] == b"\x89PNG"
+def test_plot_redraws(small_run, tmp_path):
+    run = shutil.copytree(small_run[0], tmp_path / "run")
+    (run / "regret.png").unlink()
+    result = CliRunner().invoke(app, ["plot", str(run)])
+    assert result.exit_code == 0 and (run / "regret.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize(
@@ -128,9 +129,8 @@ def test_resume_of_a_non_run_folder_exits_2(tmp_path):
     assert result.exit_code == 2 and "config.toml" in result.stderr
 
 
-def test_stages_jsonl_has_the_documented_fields(tmp_path):
-    run_experiment(ExperimentConfig(budget=400, trials=1), tmp_path)
-    first = json.loads((tmp_path / "stages.jsonl").read_text().splitlines()[0])
+def test_stages_jsonl_has_the_documented_fields(small_run):
+    first = json.loads((small_run[0] / "stages.jsonl").read_text().splitlines()[0])
     for key in ("trial", "algorithm", "stage", "arm", "eps", "oracle_calls", "estimate", "cum_calls", "cum_regret"):
         assert key in first
 
