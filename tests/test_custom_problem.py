@@ -69,7 +69,7 @@ def test_the_example_runs_from_the_cli_reports_rewards_and_plots(tmp_path):
 
 
 def test_a_crashed_custom_run_resumes_to_identical_files(tmp_path, monkeypatch):
-    config = load_config(_example(tmp_path)).with_overrides(budget=800, trials=2)
+    config = load_config(_example(tmp_path)).with_overrides(budget=400, trials=2)
     run_experiment(config, tmp_path / "clean")
     crash_at_append(monkeypatch, config, tmp_path / "crashed", 40)
     resume_experiment(tmp_path / "crashed")
