@@ -498,6 +498,7 @@ class Grid:
     settings: tuple = ("theory", "tuned")
     long_learners: tuple | None = None  # labels with a long run (None: all)
     caps: tuple = ()  # (label, H): that learner's runs stop at H (its table ends there)
+    tune_horizons: tuple = ()  # ((placement, spread), H): that cell's training horizon (--tune-cells CELL@H)
 
 
 def run_horizon(grid: Grid) -> int:
@@ -550,13 +551,19 @@ def tuned_cells(grid: Grid) -> list[tuple]:
     return cells if grid.tune_cells is None else [c for c in cells if c in grid.tune_cells]
 
 
+def tune_horizon(grid: Grid, placement: str, spread: float) -> int:
+    """The horizon of a cell's training runs: its own (``--tune-cells CELL@H``), else
+    ``--tune-budget``, else the run horizon."""
+    return dict(grid.tune_horizons).get((placement, spread)) or grid.tune_budget or run_horizon(grid)
+
+
 def training_jobs(grid: Grid) -> list[Job]:
     """Every configuration of every learner with more than one, on the training seeds."""
     jobs = []
     for pl, v in tuned_cells(grid):
         for learner in grid.learners:
             if len(learner.grid) > 1:
-                H = min(grid.tune_budget or run_horizon(grid), dict(grid.caps).get(learner.label, math.inf))
+                H = min(tune_horizon(grid, pl, v), dict(grid.caps).get(learner.label, math.inf))
                 for options in learner.grid:
                     jobs += _jobs(grid, "train", pl, v, learner, options, H, TRAIN_SEEDS, grid.train_seeds)
     return jobs
@@ -574,12 +581,13 @@ def pick_configurations(grid: Grid, rows: list[dict]) -> tuple[dict, list[dict]]
             scores = []
             for options in learner.grid:
                 label = options_label(learner.base + options)
-                finals = [r["regret"][-1] for r in rows if r["setting"] == "train" and r["placement"] == pl
-                          and r["spread"] == v and r["learner"] == learner.label and r["config"] == label]
+                mine = [r for r in rows if r["setting"] == "train" and r["placement"] == pl and r["spread"] == v
+                        and r["learner"] == learner.label and r["config"] == label]
+                finals = [r["regret"][-1] for r in mine]
                 mean, se = mean_stderr(finals)
                 scores.append((mean, options))
                 table.append({"placement": pl, "spread": v, "learner": learner.label, "config": label,
-                              "n": len(finals), "mean": mean, "se": se})
+                              "horizon": mine[0]["horizon"] if mine else None, "n": len(finals), "mean": mean, "se": se})
             best = min(range(len(scores)), key=lambda i: (scores[i][0], i))
             picks[(pl, v, learner.label)] = scores[best][1]
             for row in table[-len(scores):]:
@@ -605,12 +613,15 @@ def run_jobs(jobs: list[Job], workers: int, learners: tuple, cache: dict, journa
     the outputs are written): chunks of 8 jobs a worker, longest first."""
     todo = _longest_first([j for j in {job_id(j): j for j in jobs if job_id(j) not in cache}.values()], learners)
     chunk = max(1, 8 * workers) if journal is not None else max(1, len(todo))
+    start = time.perf_counter()
     for i in range(0, len(todo), chunk):
         part = todo[i:i + chunk]
         for job, rows in zip(part, run_cases_with(run_job, part, workers)):
             cache[job_id(job)] = rows
             if journal is not None:
                 append_line(journal, {"job": job_id(job), "rows": rows}, fsync=True)
+        if journal is not None:
+            print(f"frontier: {i + len(part)}/{len(todo)} jobs run, {time.perf_counter() - start:.0f} s", flush=True)
     return [dict(r, setting=j.setting) for j in jobs for r in cache[job_id(j)]]
 
 
@@ -716,10 +727,11 @@ def print_tables(cells: list[dict], ratios: list[dict], crossings: list[dict], s
     lines = []
     if tuning:
         lines += ["", "Tuning (training seeds): mean final regret per configuration (* = picked)",
-                  f"| {'cell':18s} | {'learner':16s} | {'configuration':52s} | {'n':>3s} | {'mean ± s.e.':>22s} |"]
+                  f"| {'cell':18s} | {'learner':16s} | {'configuration':52s} | {'run T':>8s} | {'n':>3s} | "
+                  f"{'mean ± s.e.':>22s} |"]
         for t in tuning:
             lines.append(f"| {t['placement']:7s} {t['spread']:<10g} | {t['learner']:16s} | "
-                         f"{('* ' if t['picked'] else '  ') + t['config']:52s} | {t['n']:3d} | "
+                         f"{('* ' if t['picked'] else '  ') + t['config']:52s} | {t['horizon'] or 0:8.0e} | {t['n']:3d} | "
                          f"{t['mean']:10.1f} ± {t['se']:9.1f} |")
     lines += ["", "Regret at T (evaluation seeds): mean ± s.e., median",
               f"| {'setting':7s} | {'cell':18s} | {'T':>8s} | {'learner':16s} | {'configuration':48s} | {'n':>3s} | "
@@ -817,7 +829,8 @@ def write_outputs(out: Path, prefix: str, rows: list[dict], cells: list[dict], r
         f"{prefix}_crossover.csv": _csv(crossings, ["setting", "placement", "spread", "at", "from", "to",
                                                     "below_first"]),
         f"{prefix}_slopes.csv": _csv(slopes, ["setting", "placement", "spread", "learner", "horizon", "from", "slope"]),
-        f"{prefix}_tuning.csv": _csv(tuning, ["placement", "spread", "learner", "config", "n", "mean", "se", "picked"]),
+        f"{prefix}_tuning.csv": _csv(tuning, ["placement", "spread", "learner", "config", "horizon", "n", "mean", "se",
+                                              "picked"]),
         f"{prefix}.txt": "\n".join(f"{k}: {v}" for k, v in meta.items()) + "\n" + text + "\n",
     }
     written = []
@@ -870,10 +883,13 @@ def check_frontier_args(args) -> None:
         numbers("cap", horizon, 1.0)
     if args.tune_cells != "all":
         for cell in args.tune_cells.split(","):
-            placement, _, spread = cell.partition(":")
-            if placement not in PLACEMENT_PROBLEMS or not spread:
-                raise ValueError(f"--tune-cells: expected PLACEMENT:SPREAD (e.g. centred:0.01), got {cell!r}")
+            placement, _, rest = cell.partition(":")
+            spread, at, horizon = rest.partition("@")
+            if placement not in PLACEMENT_PROBLEMS or not spread or (at and not horizon):
+                raise ValueError(f"--tune-cells: expected PLACEMENT:SPREAD[@H] (e.g. centred:0.01@1e5), got {cell!r}")
             numbers("tune-cells", spread, 1e-9, 1.0)
+            if horizon:
+                numbers("tune-cells", horizon, 1.0)
     for text in args.variant:
         name, _ = parse_variant(text)
         try:
@@ -897,16 +913,18 @@ def frontier_grid(args) -> Grid:
     spreads = tuple(float(v) for v in args.spreads.split(","))
     long_cells = tuple(("centred", v) for v in spreads if v <= 0.01)
     long_h = None if args.long_budget in (None, "none", "0") else int(float(args.long_budget))
-    tune_cells = None
+    tune_cells, tune_horizons = None, ()
     if args.tune_cells != "all":
-        tune_cells = tuple((c.split(":")[0], float(c.split(":")[1])) for c in args.tune_cells.split(","))
+        parsed = [(c.split(":")[0], *c.split(":")[1].partition("@")[::2]) for c in args.tune_cells.split(",")]
+        tune_cells = tuple((pl, float(v)) for pl, v, _ in parsed)
+        tune_horizons = tuple(((pl, float(v)), int(float(h))) for pl, v, h in parsed if h)
     tune_budget = None if args.tune_budget is None else int(float(args.tune_budget))
     settings = tuple(args.settings.split(","))
     long_learners = None if args.long_learners == "all" else tuple(args.long_learners.split(","))
     caps = tuple((c.rpartition("=")[0], int(float(c.rpartition("=")[2]))) for c in args.cap)
     return Grid(tuple(args.placements.split(",")), spreads, horizons, long_h, long_cells, learners, args.trials,
                 args.trials_gp_ucb, args.train_seeds, tune_budget, tune_cells, args.block, args.scratch, settings,
-                long_learners, caps)
+                long_learners, caps, tune_horizons)
 
 
 def section_frontier(args) -> None:
@@ -981,7 +999,8 @@ def _frontier(args) -> None:
     if ratios:
         ratio_figure(ratios, figure)
         print(f"wrote {figure}")
-    journal.unlink(missing_ok=True)  # every job's rows are in PREFIX_runs.jsonl now
+    if not args.keep_journal:
+        journal.unlink(missing_ok=True)  # every job's rows are in PREFIX_runs.jsonl now
 
 
 def main() -> None:
@@ -1002,6 +1021,8 @@ def main() -> None:
     frontier = parser.add_argument_group("frontier (docs/frontier.md)")
     frontier.add_argument("--quick", action="store_true", help="a tiny grid (seconds), for tests")
     frontier.add_argument("--fresh", action="store_true", help="ignore the job journal of a killed grid (start over)")
+    frontier.add_argument("--keep-journal", action="store_true",
+                          help="keep the job journal after the outputs are written (a larger grid reuses its jobs)")
     frontier.add_argument("--plan", action="store_true", help="print the learner-trials and calls to run, run nothing")
     frontier.add_argument("--settings", default="theory,tuned")
     frontier.add_argument("--long-budget", default="1e7", help="the long run of the centred spreads <= 0.01 ('none': skip)")
@@ -1011,7 +1032,7 @@ def main() -> None:
     frontier.add_argument("--trials-gp-ucb", type=int, default=40)
     frontier.add_argument("--train-seeds", type=int, default=10)
     frontier.add_argument("--tune-budget", default=None, help="horizon of the training runs (default: max --budgets)")
-    frontier.add_argument("--tune-cells", default="all", help="'all' or PLACEMENT:SPREAD,... tuned (others: theory only)")
+    frontier.add_argument("--tune-cells", default="all", help="'all' or PLACEMENT:SPREAD[@H],... tuned (others: theory only); @H: that cell's training horizon")
     frontier.add_argument("--block", type=int, default=10, help="trials per job (one run folder)")
     frontier.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of the ratio")
     frontier.add_argument("--out", default="bench/results")

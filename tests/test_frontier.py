@@ -139,7 +139,8 @@ def run_main(args: list[str]) -> None:
 
 @pytest.mark.parametrize("bad, named", [(["--spreads", "0.01,abc"], "--spreads"), (["--placements", "middle"], "--placements"),
                                         (["--algorithms", "ucb9"], "--algorithms"), (["--tune-cells", "centred"], "--tune-cells"),
-                                        (["--block", "0"], "--block")])
+                                        (["--block", "0"], "--block"), (["--tune-cells", "centred:0.01@"], "--tune-cells"),
+                                        (["--tune-cells", "top:0.01@0"], "--tune-cells")])
 def test_bad_frontier_option_is_one_line_exit_2(tmp_path, capsys, bad, named):
     with pytest.raises(SystemExit) as exit_:
         run_main(["--section", "frontier", *bad, "--out", str(tmp_path / "o")])
@@ -153,7 +154,8 @@ def test_bad_frontier_option_is_one_line_exit_2(tmp_path, capsys, bad, named):
 
 def test_quick_grid_writes_every_output(tmp_path, capsys):
     """The tiny grid end to end, resumed from a job journal holding one (made-up) finished job:
-    its rows are used as they are, the others run, and the journal is gone at the end."""
+    its rows are used as they are, the others run; ``--keep-journal`` keeps the journal, so a
+    second run reads every job from it and writes the same tables, and then removes it."""
     out = tmp_path / "out"
     grid = regret.frontier_grid(regret_args(["--quick"]))
     done = next(j for j in regret.evaluation_jobs(grid, "theory", {}) if j.learner == "thompson")
@@ -165,9 +167,14 @@ def test_quick_grid_writes_every_output(tmp_path, capsys):
     out.mkdir()
     journal.write_text(json.dumps({"job": regret.job_id(done), "rows": made_up}) + "\n")
     args = ["--section", "frontier", "--quick", "--workers", "1", "--out", str(out), "--bootstrap", "200"]
-    run_main(args)
+    run_main(args + ["--keep-journal"])
     printed = capsys.readouterr().out
-    assert "1 jobs done before" in printed and not journal.exists()
+    assert "1 jobs done before" in printed and journal.exists()
+    jobs = len(journal.read_text().splitlines())
+    first = {name: (out / f"frontier_quick{name}").read_text() for name in ("_ratio.csv", "_tuning.csv", "_runs.jsonl")}
+    run_main(args)
+    assert f"{jobs} jobs done before" in capsys.readouterr().out and not journal.exists()
+    assert {name: (out / f"frontier_quick{name}").read_text() for name in first} == first
     assert "best quantum / best classical" in printed and "Crossover T" in printed
     names = {p.name for p in out.iterdir()}
     assert names == {f"frontier_quick{s}" for s in ("_runs.jsonl", "_cells.csv", "_ratio.csv", "_crossover.csv",
@@ -229,5 +236,8 @@ def test_grid_horizons_caps_and_long_runs():
     assert {(j.placement, j.spread) for j in train} == {("centred", 0.01)}
     assert {j.horizon for j in train} == {10**5} and {j.first for j in train} == {regret.TRAIN_SEEDS}
     assert all(j.learner != "thompson" or len(dict(j.options)) == 2 for j in train)  # Beta(a, a)
+    per_cell = regret.frontier_grid(argparse.Namespace(**(vars(full) | {"tune_cells": "centred:0.01@1e6,top:1"})))
+    assert {(j.placement, j.spread, j.horizon) for j in regret.training_jobs(per_cell) if j.learner != "gp-ts"} == {
+        ("centred", 0.01, 10**6), ("top", 1.0, 10**5)}  # a cell's own @H, else --tune-budget (gp-ts: its cap)
     plan = regret.plan_table(grid)
     assert "| theory  | gp-ts            |    1e+05 |     80 |" in plan
