@@ -10,7 +10,7 @@ from pathlib import Path
 
 from qbo.experiments.config import load_config
 from qbo.experiments.runner import run_experiment
-from tests.test_frontier import regret
+from tests.test_frontier import frontier
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "frontier.toml"
@@ -28,13 +28,13 @@ def test_frontier_example_holds_the_training_seed_picks():
     assert config.problem == "synthetic-bernoulli-centred" and config.problem_options["spread"] == 0.01
     assert config.budget == 10**6
     picks = _picks()
-    quantum = {learner.label for learner in regret.LEARNERS if learner.quantum}
+    quantum = {learner.label for learner in frontier.LEARNERS if learner.quantum}
     best = min((p for label, p in picks.items() if label in quantum), key=lambda p: float(p["mean"]))
     assert best["learner"] == "q-gp-ucb resume" and config.algorithms[0] == "q-gp-ucb"
     assert int(best["horizon"]) > 0 and int(best["n"]) == 10  # training seeds 0-9
     for algorithm, label in (("q-gp-ucb", "q-gp-ucb resume"), ("q-ucb-halve", "q-ucb-halve")):
         options = tuple(dict(config.algorithm_options[algorithm]).items())
-        assert regret.options_label(options) == picks[label]["config"]
+        assert frontier.options_label(options) == picks[label]["config"]
 
 
 def test_frontier_example_runs_at_a_tiny_budget(tmp_path):
