@@ -1,0 +1,187 @@
+"""The noise grid (issue 24, item 7): every snapshot x oracle x method x budget, on exact channels.
+
+Snapshots: the four shipped ones (``calibrations/``) and fake backends no test ships
+(``fake:FakeKingston``, ``fake:FakeCusco``, ``fake:FakeNairobiV2`` by default), exported from
+qiskit-ibm-runtime. Oracles of 1 to 4 qubits: ``bernoulli`` (1), ``entangled2`` (2),
+``entangled`` (3), ``discrete`` (4; 8 equally likely values). Every circuit an estimator asks
+for is sampled binomially from its exact noisy probability (``bench/noise.py``: the compiled
+blocks' superoperators under the snapshot's Aer noise model, then the readout confusion).
+
+Budgets. B = the mean honest calls of the default device IAE (``iae+pad``: calibration-aware
+IAE, no mitigation) at ``--eps`` (0.01) on the cell's amplitudes; ``x10`` = 10 B. Every method
+gets each budget through its own knob:
+
+- ``iae+pad``, ``iae+zne+rem`` (``qbo.qmc.capped.CalibrationAwareIAE``): the eps whose planned
+  calls (``planned_calls``, the cost model with its depth cap and pads) are the budget (at B,
+  ``iae+pad`` runs at ``--eps`` itself), no call cap: they spend what their rounds need, and the
+  calls column says what that was;
+- ``auto`` (``make_estimator('auto', eps_B, snapshot=..., max_calls=budget)``, what
+  ``qbo estimate --max-calls`` runs on a device model), eps_B being ``iae+pad``'s eps at that budget;
+- ``mlae`` (``make_estimator('mlae', 1e-4, snapshot=..., max_calls=budget)``): the budget.
+
+Columns per row: honest calls (mean), MAE, coverage of the reported interval with its Wilson
+95% lower bound, mean width, share with ``reached_epsilon`` True and the coverage among those
+(cov|rch), and ``cheap``: estimates that stopped under 1,000 calls with an interval wider
+than 0.5 without ``diagnostics['floor_proven']`` (issue 24's done-when line; must be 0).
+``amplitudes`` per cell (default 30) drawn uniformly in (0.02, 0.98) from ``--seed``, one
+executor seed per amplitude and method.
+
+    python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
+                               [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
+                               [--jobs 1] [--csv PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from noise import (  # bench/noise.py: exact channels, binomial executor, Wilson bound
+    DeviceModel, ExactBinomialExecutor, eps_for_budget, make_oracle, snapshot_of, wilson_lower,
+)
+from qbo.experiments.fanout import fan_out
+from qbo.mitigation import make_mitigation
+from qbo.qmc import IterativeAmplitudeEstimation, make_estimator
+from qbo.qmc.capped import CalibrationAwareIAE
+
+SNAPSHOTS = ("fake_brisbane", "fake_sherbrooke", "fake_torino", "fake_fez",
+             "fake:FakeKingston", "fake:FakeCusco", "fake:FakeNairobiV2")
+ORACLES = ("bernoulli", "entangled2", "entangled", "discrete")
+METHODS = ("iae+pad", "iae+zne+rem", "auto", "mlae")
+COLUMNS = ("snapshot", "oracle", "qubits", "method", "budget", "target_calls", "n", "calls", "mae", "coverage",
+           "wilson", "width", "reached", "cov_reached", "cheap", "cpu_s")
+
+
+def grid_oracle(kind: str, a: float):
+    """``entangled2`` is the 2-qubit entangled oracle; the rest as ``bench/noise.py`` makes them."""
+    return make_oracle("entangled", a, 2) if kind == "entangled2" else make_oracle(kind, a)
+
+
+def capped(snapshot, eps: float, alpha: float, mitigation: str) -> CalibrationAwareIAE:
+    iae = IterativeAmplitudeEstimation(eps, alpha, mitigation=make_mitigation(mitigation, snapshot))
+    return CalibrationAwareIAE(iae, snapshot)
+
+
+def run_method(estimator, oracles: list, model: DeviceModel, seed: int) -> dict:
+    """One row: every oracle once, its own executor seed."""
+    errors, covered, widths, calls, reached, cheap = [], [], [], [], [], 0
+    cpu = time.process_time()
+    for i, oracle in enumerate(oracles):
+        out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=seed * 100_003 + i))
+        a = float(oracle.mean)
+        errors.append(abs(out.value - a))
+        covered.append(out.ci_low <= a <= out.ci_high)
+        widths.append(out.ci_high - out.ci_low)
+        calls.append(out.oracle_calls)
+        reached.append(bool(out.reached_epsilon))
+        cheap += (out.ci_high - out.ci_low > 0.5 and out.oracle_calls < 1000
+                  and not out.diagnostics.get("floor_proven", False))
+    n = len(errors)
+    hit = [c for c, r in zip(covered, reached) if r]
+    return {"n": n, "calls": float(np.mean(calls)), "mae": float(np.mean(errors)), "coverage": float(np.mean(covered)),
+            "wilson": wilson_lower(int(np.sum(covered)), n), "width": float(np.mean(widths)),
+            "reached": float(np.mean(reached)), "cov_reached": float(np.mean(hit)) if hit else float("nan"),
+            "cheap": cheap, "cpu_s": time.process_time() - cpu}
+
+
+def cell(item: tuple) -> list[dict]:
+    """All rows of one snapshot x oracle: (name, kind, amplitudes, methods, factors, eps, alpha, seed)."""
+    name, kind, amplitudes, methods, factors, eps, alpha, seed = item
+    snapshot = snapshot_of(name)
+    model = DeviceModel(snapshot)
+    oracles = [grid_oracle(kind, float(a)) for a in amplitudes]
+    for oracle in oracles:
+        model.add(oracle)
+    base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seed)
+    budget_1 = base["calls"]
+    rows = []
+    for factor in factors:
+        budget = factor * budget_1
+        if factor == 1:
+            eps_pad = eps
+        else:
+            eps_pad = eps_for_budget(lambda e: capped(snapshot, e, alpha, "none"), budget,
+                                     cost=lambda est: est.planned_calls(oracles[0]))
+        for method in methods:
+            if method == "iae+pad":
+                row = base if factor == 1 else run_method(capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed)
+            elif method == "iae+zne+rem":
+                e = eps_for_budget(lambda e: capped(snapshot, e, alpha, "zne+rem"), budget,
+                                   cost=lambda est: est.planned_calls(oracles[0]))
+                row = run_method(capped(snapshot, e, alpha, "zne+rem"), oracles, model, seed + 1)
+            elif method == "auto":
+                est = make_estimator("auto", eps_pad, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
+                row = run_method(est, oracles, model, seed + 2)
+            elif method == "mlae":
+                est = make_estimator("mlae", 1e-4, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
+                row = run_method(est, oracles, model, seed + 3)
+            else:
+                raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
+            rows.append({"snapshot": name, "oracle": kind, "qubits": oracles[0].num_qubits, "method": method,
+                         "budget": f"x{factor:g}", "target_calls": budget, **row})
+    return rows
+
+
+def header() -> str:
+    return (f"{'snapshot':20s} {'oracle':10s} {'q':>1s} {'method':12s} {'budget':>6s} {'B':>8s} {'n':>3s} "
+            f"{'calls':>9s} {'MAE':>8s} {'cover':>6s} {'Wilson':>6s} {'width':>7s} {'reached':>7s} "
+            f"{'cov|rch':>7s} {'cheap':>5s} {'CPU s':>6s}")
+
+
+def line(r: dict) -> str:
+    cov_r = "-" if math.isnan(r["cov_reached"]) else f"{r['cov_reached']:.1%}"
+    return (f"{r['snapshot']:20s} {r['oracle']:10s} {r['qubits']:1d} {r['method']:12s} {r['budget']:>6s} "
+            f"{r['target_calls']:8.0f} {r['n']:3d} {r['calls']:9.0f} {r['mae']:8.5f} {r['coverage']:6.1%} "
+            f"{r['wilson']:6.1%} {r['width']:7.4f} {r['reached']:7.0%} {cov_r:>7s} {r['cheap']:5d} {r['cpu_s']:6.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--amplitudes", type=int, default=30)
+    parser.add_argument("--snapshots", default=",".join(SNAPSHOTS))
+    parser.add_argument("--oracles", default=",".join(ORACLES))
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--budgets", default="1,10", help="multiples of B (the default device IAE's calls at --eps)")
+    parser.add_argument("--eps", type=float, default=0.01)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the cells (qbo.experiments.fanout)")
+    parser.add_argument("--csv", default=None, help="also write every row to this CSV file (atomic)")
+    args = parser.parse_args()
+    methods = [m for m in args.methods.split(",") if m]
+    for m in methods:
+        if m not in METHODS:
+            print(f"--methods: expected names from {', '.join(METHODS)}, got '{m}'", file=sys.stderr)
+            raise SystemExit(2)
+    factors = [float(f) for f in args.budgets.split(",")]
+    amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
+    cells = [(s, o) for s in args.snapshots.split(",") for o in args.oracles.split(",")]
+    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed) for s, o in cells]
+    start = time.perf_counter()
+    print(f"noise grid: {len(cells)} cells x {len(methods)} methods x budgets {factors} x B, {args.amplitudes} amplitudes, "
+          f"eps={args.eps}, alpha={args.alpha}, seed={args.seed}; B = mean calls of iae+pad at eps; "
+          f"cheap = width > 0.5 after < 1000 calls without a proven floor", flush=True)
+    print(header(), flush=True)
+    rows: list[dict] = []
+    results = map(cell, work) if args.jobs <= 1 else fan_out(cell, work, workers=args.jobs)
+    for (s, o), cell_rows in zip(cells, results):
+        for r in cell_rows:
+            print(line(r), flush=True)
+        rows.extend(cell_rows)
+    print(f"total {time.perf_counter() - start:.0f} s wall", flush=True)
+    if args.csv:
+        tmp = f"{args.csv}.tmp{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(",".join(COLUMNS) + "\n")
+            for r in rows:
+                fh.write(",".join(str(r[c]) for c in COLUMNS) + "\n")
+        os.replace(tmp, args.csv)
+
+
+if __name__ == "__main__":
+    main()
