@@ -29,12 +29,10 @@ only on (eps, alpha, configuration), never on the data, so coverage is unaffecte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
+from typing import Any
 
 from qbo.execution.base import Executor, Target
 from qbo.noise import Snapshot
@@ -150,7 +148,7 @@ class AutoEstimator:
                 return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
             estimator, facts = self.device_choice(oracle, snapshot)
             est = estimator.estimate(oracle, executor)
-            note = (f"auto ran {facts['chosen']}: predicted half-width at {facts['calls']:.4g} calls "
+            note = (f"auto ran {facts['chosen']}: predicted half-width (amplitude scale) at {facts['calls']:.4g} calls "
                     + ", ".join(f"{k} {v:.3g}" for k, v in facts["predicted_half_width"].items()))
             return replace(est, note=f"{note}; {est.note}" if est.note else note,
                            diagnostics={**est.diagnostics, "auto_choice": facts})
