@@ -52,8 +52,9 @@ from qbo.qmc.result import Estimate
 def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False,
                   assume_noiseless: bool = False) -> str:
     """The estimator that runs for the configured ``method`` on ``target``: 'auto' is
-    :class:`AutoEstimator` (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a
-    mitigation, which only IAE and MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
+    :class:`AutoEstimator` (LRAE or MC on noiseless targets; on noisy ones MLAE or the
+    calibration-aware IAE, by the depth model), except with a mitigation, which only IAE and
+    MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
     target with a device model is IAE (calibration-aware), as before LRAE: the hardware cost
     plan (``qbo.execution.plan``) is exact on an ideal device for IAE, and MLAE's schedule
     follows its device prior, so a plan of it is not. ``assume_noiseless`` (``qbo estimate
@@ -80,7 +81,9 @@ def resumed_kind(method: str) -> type[ResumableState] | type[LRState]:
 @dataclass(frozen=True)
 class AutoEstimator:
     """LRAE (IAE when ``iae_options`` configure one) or MC, whichever its cost model predicts
-    is cheaper for (epsilon, alpha), on the noiseless targets; MLAE on noisy ones.
+    is cheaper for (epsilon, alpha), on the noiseless targets; on noisy ones MLAE or the
+    calibration-aware IAE, whichever the depth model predicts narrower at the budget
+    (``device_choice``).
 
     ``iae_options`` configure an IAE candidate (e.g. shots, k_max) in place of LRAE;
     ``mlae_options`` the MLAE (e.g. budget, snapshot).
