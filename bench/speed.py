@@ -23,8 +23,9 @@ Sections (``--sections``; by default ``default,arms,fanout,size``, the others on
   main branch) each of ``--repeats`` rounds runs the loop in a child process on TREE and then
   on this tree, so that both see the same load; the hashes say whether results are identical.
 * ``scale``: each classical learner with a compiled loop at T = 1e4, 1e5, 1e6 (``--horizons``)
-  on the centred problem against a compiled reference written in bench/scale.py: CPU
-  seconds, peak RSS and bytes on disk a call (bench/scale.py says how);
+  on the centred problem against a compiled reference written in bench/scale_reference.py
+  (a numpy + numba process of its own): CPU seconds of the loops and of the whole processes,
+  peak RSS and bytes on disk a call, and numba's compile cold and warm (bench/scale.py says how);
 * ``cost``: IAE's cost model alone: ``expected_calls`` of every distinct (configuration, eps)
   that the stage loop above asks for (collected once on this tree), all computed from empty
   caches, ``--cost-passes`` times per child process, with ``--reference`` and ``--repeats``
@@ -368,10 +369,10 @@ def main() -> None:
     started = time.perf_counter()
     if "scale" in sections:
         sys.path.insert(0, str(ROOT / "bench"))
-        from scale import LEARNERS, scale  # the section's children run bench/scale.py
+        from scale import DEFAULT_LEARNERS, scale  # the section's children run bench/scale.py
 
         print("\n== scale: classical learners, one trial each, centred problem (spread 0.01, 20 arms) ==")
-        scale(list(LEARNERS), [int(float(h)) for h in args.horizons.split(",")])
+        scale(list(DEFAULT_LEARNERS), [int(float(h)) for h in args.horizons.split(",")])
     if "default" in sections:
         default_experiment(args.trials)
     if "arms" in sections:

@@ -37,18 +37,22 @@ __all__ = ["RewardTable", "Stepper"]
 @dataclass(frozen=True)
 class RewardTable:
     """Per arm: the constants of numpy's binomial draw of the first outcome (``coins``, m x 4,
-    ``binomial_constants``), the two outcomes, and the arm's regret f(x*) - f(x_i)."""
+    ``binomial_constants``), the two outcomes, the arm's regret f(x*) - f(x_i), and the
+    probability of the first outcome itself (``p_first``, for a loop stepped in Python, which
+    draws ``rng.binomial(1, p_first)`` as ``qbo.sampling.classical_sampler`` does)."""
 
     coins: np.ndarray
     first: np.ndarray
     second: np.ndarray
     gaps: np.ndarray
+    p_first: np.ndarray
 
     @classmethod
     def of(cls, p_first: np.ndarray, first: np.ndarray, second: np.ndarray, gaps: np.ndarray) -> RewardTable:
         """The table of arms whose first outcome has probability ``p_first``."""
         coins = np.array([binomial_constants(float(p)) for p in p_first], dtype=float).reshape(-1, 4)
-        return cls(coins, np.asarray(first, dtype=float), np.asarray(second, dtype=float), np.asarray(gaps, dtype=float))
+        return cls(coins, np.asarray(first, dtype=float), np.asarray(second, dtype=float), np.asarray(gaps, dtype=float),
+                   np.asarray(p_first, dtype=float))
 
 
 def binomial_constants(p0: float) -> tuple[float, float, float, float]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, check_int_opt
 from qbo.algorithms.beta import bogunovic, check_beta, practical, theorem1, theory
+from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
 from qbo.algorithms.lengthscale.surrogates import FixedSurrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
@@ -223,12 +224,11 @@ class GPUCB(_SurrogatePolicy):
         self.surrogate.tell(t, arm, value, 1.0, self.beta(t))
 
     def stepper(self) -> Any:
-        """This policy's rounds as one compiled loop with a fixed length scale: on the rank-one
+        """This policy's rounds as one loop: compiled with a fixed length scale on the rank-one
         ``ArmPosterior`` (``qbo.algorithms.gp_ucb_kernel``) or on random Fourier features
-        (``qbo.algorithms.feature_kernel``); None otherwise (the Cholesky posterior)."""
-        if type(self.surrogate) is not FixedSurrogate:
-            return None
-        model = self.surrogate.model
+        (``qbo.algorithms.feature_kernel``); stepped in Python on any other surrogate (the
+        Cholesky posterior, adaptive length scales: ``qbo.algorithms.gp_ucb_steps``)."""
+        model = self.surrogate.model if type(self.surrogate) is FixedSurrogate else None
         if type(model) is ArmPosterior:
             from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
 
@@ -237,7 +237,7 @@ class GPUCB(_SurrogatePolicy):
             from qbo.algorithms.feature_kernel import FeatureStepper
 
             return FeatureStepper(self, model, model.Phi, linear=False)
-        return None
+        return SurrogateStepper(self)
 
 
 class GPUCBLockstep:

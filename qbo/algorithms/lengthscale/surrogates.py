@@ -140,6 +140,32 @@ class MLESurrogate(_CachedDirect):
                 s.kernel, s.arms, self.stats, s.lam, self.scale, self.fit_outputscale)
 
 
+class ObservationLog:
+    """Every observation (arm, y, eps) in order, packed in a growing numpy array (20 bytes
+    each, where a list of tuples holds three Python objects each): what LB-GP-UCB replays into
+    a newly introduced candidate (lines 14-16); its memory is O(T)."""
+
+    _DTYPE = np.dtype([("arm", "<u4"), ("y", "<f8"), ("eps", "<f8")])
+
+    def __init__(self) -> None:
+        self._rows = np.empty(64, dtype=self._DTYPE)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, arm: int, y: float, eps: float) -> None:
+        if self._n == self._rows.shape[0]:
+            self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
+        self._rows[self._n] = (arm, y, eps)
+        self._n += 1
+
+    def __iter__(self):
+        """(arm, y, eps) as Python int, float, float: the values appended, exactly."""
+        rows = self._rows[:self._n]
+        return zip(rows["arm"].tolist(), rows["y"].tolist(), rows["eps"].tolist())
+
+
 class BalancedSurrogate:
     """LB-GP-UCB, Algorithm 1 of Ziomek, Adachi & Osborne (NeurIPS 2024).
 
@@ -161,7 +187,7 @@ class BalancedSurrogate:
         self.count: list[int] = []
         self.sum_y: list[float] = []
         self.sum_bs: list[float] = []
-        self.observations: list[tuple[int, float, float]] = []
+        self.observations = ObservationLog()
         self._introduce()  # line 1: Theta_1 = {theta_0}
 
     # ---------------------------------------------------------------- selection (line 3)
@@ -195,7 +221,7 @@ class BalancedSurrogate:
         self.count[i] += 1
         self.sum_y[i] += float(y)
         self.sum_bs[i] += float(beta) * sd
-        self.observations.append((arm, float(y), float(eps)))
+        self.observations.append(arm, float(y), float(eps))
         for j in self.active:
             self.models[j].add(arm, y, eps)
         self._eliminate(t)

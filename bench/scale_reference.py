@@ -1,0 +1,229 @@
+"""The compiled reference of bench/scale.py: each classical learner written independently in
+numba, run in a process of its own that imports numpy and numba only (never qbo).
+
+    python bench/scale_reference.py LEARNER BUDGET PARAMS.npz
+
+PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run the same
+arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
+``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``. Prints one JSON line: ``cpu``, the loop's CPU
+seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
+or a compile where the cache is cold); ``regret``.
+
+The kernels are compiled with ``cache=True``, as qbo's (``qbo.algorithms.jit``), so a warm
+reference process loads its machine code from disk exactly as a warm qbo process does: neither
+side pays a compile in the measured runs (bench/scale.py warms both caches first), and the
+whole-process CPU that bench/scale.py reads from ``wait4`` is python + numpy + numba + the
+cache load + the loop for the reference, python + qbo's imports + the cache load + the run
+(records, summary, figure) for qbo.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def thompson(means, gaps, budget, seed):
+    np.random.seed(seed)
+    m = means.shape[0]
+    s, f = np.zeros(m), np.zeros(m)
+    regret = 0.0
+    for _ in range(budget):
+        arm, top = 0, -1.0
+        for i in range(m):
+            x = np.random.beta(1.0 + s[i], 1.0 + f[i])
+            if x > top:
+                arm, top = i, x
+        if np.random.random() < means[arm]:
+            s[arm] += 1.0
+        else:
+            f[arm] += 1.0
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
+def thompson_gaussian(means, gaps, budget, seed):
+    np.random.seed(seed)
+    m = means.shape[0]
+    n, total = np.zeros(m), np.zeros(m)
+    regret = 0.0
+    for _ in range(budget):
+        arm, top = 0, -np.inf
+        for i in range(m):
+            precision = 1.0 + n[i] / 0.25
+            x = (0.5 + total[i] / 0.25) / precision + np.random.standard_normal() / math.sqrt(precision)
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        n[arm] += 1.0
+        total[arm] += y
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
+def kl_ucb(means, gaps, budget, seed):
+    np.random.seed(seed)
+    m = means.shape[0]
+    n, s = np.zeros(m), np.zeros(m)
+    regret = 0.0
+    for t in range(1, budget + 1):
+        arm, top = 0, -1.0
+        for i in range(m):
+            if n[i] == 0:
+                arm = i
+                break
+            p = min(max(s[i] / n[i], 1e-15), 1 - 1e-15)
+            level = math.log(t) / n[i]
+            q = min(p + math.sqrt(level / 2.0), 1 - 1e-15)
+            for _ in range(60):  # Newton on kl(p, q) = level from above
+                g = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q)) - level
+                if g <= 1e-12:
+                    break
+                q = max(p, q - g / ((q - p) / (q * (1 - q))))
+            if q > top:
+                arm, top = i, q
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        n[arm] += 1.0
+        s[arm] += y
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
+def gp_ucb(means, gaps, budget, seed, K, lam, delta):
+    np.random.seed(seed)
+    m = means.shape[0]
+    Sigma, mu, u = K.copy(), np.zeros(m), np.zeros(m)
+    regret = 0.0
+    for t in range(1, budget + 1):
+        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        for j in range(m):
+            u[j] = Sigma[arm, j]
+        c = 1.0 / (lam + u[arm])
+        r = y - mu[arm]
+        for j in range(m):
+            mu[j] += c * r * u[j]
+            for k in range(m):
+                Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
+def gp_ts(means, gaps, budget, seed, K, lam):
+    np.random.seed(seed)
+    m = means.shape[0]
+    Sigma, mu, u, z, R = K.copy(), np.zeros(m), np.zeros(m), np.zeros(m), np.zeros((m, m))
+    regret = 0.0
+    for _ in range(budget):
+        top = 1e-300
+        for i in range(m):
+            top = max(top, Sigma[i, i])
+        for j in range(m):  # Cholesky-Crout by columns of Sigma + 1e-12 max var I
+            d = Sigma[j, j] + 1e-12 * top
+            for k in range(j):
+                d -= R[j, k] * R[j, k]
+            R[j, j] = math.sqrt(d) if d > 0.0 else 0.0
+            for i in range(j + 1, m):
+                s = Sigma[i, j]
+                for k in range(j):
+                    s -= R[i, k] * R[j, k]
+                R[i, j] = s / R[j, j] if R[j, j] > 0.0 else 0.0
+        for i in range(m):
+            z[i] = np.random.standard_normal()
+        arm, best = 0, -np.inf
+        for i in range(m):
+            x = mu[i]
+            for k in range(i + 1):
+                x += R[i, k] * z[k]
+            if x > best:
+                arm, best = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        for j in range(m):
+            u[j] = Sigma[arm, j]
+        c = 1.0 / (lam + u[arm])
+        r = y - mu[arm]
+        for j in range(m):
+            mu[j] += c * r * u[j]
+            for k in range(m):
+                Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
+def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
+    """OFUL (linear) or GP-UCB (theorem-1 beta) on features P by Sherman-Morrison."""
+    np.random.seed(seed)
+    m, M = P.shape
+    Vinv, b, theta, u = np.eye(M) / lam, np.zeros(M), np.zeros(M), np.zeros(M)
+    regret = 0.0
+    for t in range(budget):
+        if linear:
+            rho = R * math.sqrt(M * math.log((1.0 + t * L * L / lam) / delta)) + math.sqrt(lam) * S
+        else:
+            rho = math.sqrt(lam) * math.sqrt(max(2.0 * math.log(m * (t + 1.0) ** 2 * math.pi ** 2 / (6.0 * delta)), 0.0))
+        for j in range(M):
+            theta[j] = 0.0
+            for k in range(M):
+                theta[j] += Vinv[j, k] * b[k]
+        arm, best = 0, -np.inf
+        for i in range(m):
+            mean, q = 0.0, 0.0
+            for j in range(M):
+                mean += P[i, j] * theta[j]
+                row = 0.0
+                for k in range(M):
+                    row += Vinv[j, k] * P[i, k]
+                q += P[i, j] * row
+            x = mean + rho * math.sqrt(max(q, 0.0))
+            if x > best:
+                arm, best = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        q = 0.0
+        for j in range(M):
+            u[j] = 0.0
+            for k in range(M):
+                u[j] += Vinv[j, k] * P[arm, k]
+            q += P[arm, j] * u[j]
+        c = 1.0 / (1.0 + q)
+        for j in range(M):
+            b[j] += y * P[arm, j]
+            for k in range(M):
+                Vinv[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
+
+def main() -> None:
+    learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
+    means, gaps = params["means"], params["gaps"]
+    if learner == "gp-ucb":
+        run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+    elif learner == "gp-ts":
+        run = lambda b: gp_ts(means, gaps, b, 1, params["K"], float(params["lam"]))  # noqa: E731
+    elif learner in ("linucb", "gp-ucb-rff"):
+        run = lambda b: feature_ucb(means, gaps, b, 1, params["P"], float(params["lam"]), bool(params["linear"]),  # noqa: E731
+                                    float(params["R"]), float(params["S"]), float(params["L"]), float(params["delta"]))
+    else:
+        kernel = {"thompson": thompson, "thompson-gaussian": thompson_gaussian, "kl-ucb": kl_ucb}[learner]
+        run = lambda b: kernel(means, gaps, b, 1)  # noqa: E731
+    start = time.process_time()
+    run(100)  # the cache's load (or a compile where it is cold)
+    first = time.process_time() - start
+    start = time.process_time()
+    regret = run(budget)
+    print(json.dumps({"cpu": time.process_time() - start, "first": first, "regret": regret}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""gp-ucb without a compiled kernel (the Cholesky posterior, adaptive length scales) in compact
+units (qbo.algorithms.gp_ucb_steps, qbo.experiments.compact): the same arms and rewards as its
+own ask / tell, the same summary and figure as a record a call, and a resume from an interruption
+or a kill -9 to the same files (issue 21)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qbo.experiments.compact as compact_module
+import qbo.experiments.journal as journal_module
+import qbo.experiments.runner as runner
+from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.gp_ucb_steps import SurrogateStepper
+from qbo.execution import make_executor
+from qbo.experiments.assembly import make_policy_for, problem_for_trial
+from qbo.experiments.clock import FixedClock
+from qbo.experiments.compact import CALL_DTYPE, checkpoints
+from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.runner import resume_experiment, run_experiment
+from qbo.sampling import two_outcome_table
+from tests.support.crash import crash_at_append
+
+ROOT = Path(__file__).resolve().parents[1]
+SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb"},
+              {"lengthscale": "mle", "mle_every": 25}]
+
+
+def _config(options: dict, budget: int = 300, trials: int = 1) -> ExperimentConfig:
+    return ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("gp-ucb",), budget=budget,
+                            trials=trials, algorithm_options={"gp-ucb": options})
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    names = ["stages.jsonl", "summary.csv", "regret.png"] + [f"calls/{p.name}" for p in sorted((folder / "calls").iterdir())]
+    return {name: (folder / name).read_bytes() for name in names}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def _table(problem, executor) -> RewardTable:
+    rows = [two_outcome_table(executor, problem.oracle(i)) for i in range(problem.arms.shape[0])]
+    return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
+
+
+@pytest.mark.parametrize("options", SURROGATES)
+def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
+    config = _config(options, budget=120)
+    problem = problem_for_trial(config, 0)
+    policy, executor = make_policy_for(config, "gp-ucb", problem), make_executor("exact", seed=np.random.default_rng(3))
+    clock, arms, values = FixedClock(problem), [], []
+    for _ in range(config.budget):
+        query = policy.ask()
+        value = clock.sample(query.arm, executor)
+        policy.tell(query, value)
+        arms.append(query.arm)
+        values.append(value)
+    twin, rng = make_policy_for(config, "gp-ucb", problem), np.random.default_rng(3)
+    stepper = twin.stepper()
+    assert type(stepper) is SurrogateStepper
+    a, v = np.empty(config.budget, np.int64), np.empty(config.budget)
+    stepper.run(50, _table(problem, executor), rng, a, v)
+    stepper.run(70, _table(problem, executor), rng, a[50:], v[50:])
+    assert a.tolist() == arms and v.tolist() == values
+    assert rng.bit_generator.state == executor.rng.bit_generator.state
+    again = make_policy_for(config, "gp-ucb", problem)
+    again.stepper().replay(a, v)
+    for ours, theirs in ((again, policy), (twin, policy)):  # the same model, bit for bit
+        assert ours.lengthscale == theirs.lengthscale
+        assert all(np.array_equal(x, y) for x, y in zip(ours.posterior(), theirs.posterior()))
+    assert twin.t == 0  # the stepper keeps its own count: the policy's history does not grow
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Cholesky gp-ucb run with compact units and with a record a call."""
+    base = tmp_path_factory.mktemp("compact-surrogates")
+    config = _config({"model": "exact-cholesky"}, budget=400, trials=2)
+    run_experiment(config, base / "compact")
+    patch = pytest.MonkeyPatch()
+    patch.setattr(runner, "compact_unit", lambda *args, **kwargs: None)
+    try:
+        run_experiment(config, base / "full")
+    finally:
+        patch.undo()
+    return config, base / "compact", base / "full"
+
+
+def test_a_compact_cholesky_unit_writes_what_a_record_a_call_writes(runs):
+    config, compact, full = runs
+    for name in ("summary.csv", "regret.png"):
+        assert (compact / name).read_bytes() == (full / name).read_bytes(), name
+    rows = [json.loads(x) for x in (full / "stages.jsonl").read_text().splitlines()]
+    kept = [json.loads(x) for x in (compact / "stages.jsonl").read_text().splitlines()]
+    for trial in range(config.trials):
+        every = [r for r in rows if r["trial"] == trial]
+        calls = np.fromfile(compact / "calls" / f"trial{trial:03d}-gp-ucb.calls", dtype=CALL_DTYPE)
+        assert calls["arm"].tolist() == [r["arm"] for r in every]
+        assert calls["reward"].tolist() == [r["estimate"] for r in every]
+        points = [r for r in kept if r["trial"] == trial]
+        assert [r["stage"] for r in points] == checkpoints(config.budget).tolist()
+        for r in points:  # the record a call would have had, plus the call file's digest
+            same = every[r["stage"] - 1]
+            assert {k: v for k, v in r.items() if k not in ("seq", "chain", "calls_sha256")} == \
+                {k: v for k, v in same.items() if k not in ("seq", "chain")}
+
+
+@pytest.mark.parametrize("crash_at", [90, 333])
+def test_a_crashed_cholesky_unit_resumes_to_the_same_files(runs, tmp_path, monkeypatch, crash_at):
+    config, compact, _ = runs
+    monkeypatch.setattr(journal_module, "FLUSH_EVERY_S", 0.0)
+    monkeypatch.setattr(compact_module, "MAX_CHUNK", 32)
+    crash_at_append(monkeypatch, config, tmp_path / "crashed", crash_at)
+    resume_experiment(tmp_path / "crashed")
+    assert _files(tmp_path / "crashed") == _files(compact)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 20_000), ({"lengthscale": "a-gp-ucb"}, 2_000)])
+def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path, options, budget):
+    """Each kill lands while the unit runs: after its process touched the call file, at a random moment."""
+    config = _config(options, budget=budget)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    (tmp_path / "config.toml").write_text(config.to_toml())
+    code = ("import sys, pathlib; from qbo.experiments.config import load_config; from qbo.experiments.runner import "
+            f"run_experiment, resume_experiment; p = pathlib.Path(sys.argv[1]); "
+            f"(resume_experiment(p) if (p / 'run.json').exists() else run_experiment(load_config({str(tmp_path / 'config.toml')!r}), p))")
+    clean = tmp_path / "clean"
+    subprocess.run([sys.executable, "-c", code, str(clean)], check=True, env=env, timeout=600)
+    killed, rng, kills = tmp_path / "killed", np.random.default_rng(21), 0
+    calls = killed / "calls" / "trial000-gp-ucb.calls"
+    while kills < 10:
+        before = _stamp(calls)
+        proc = subprocess.Popen([sys.executable, "-c", code, str(killed)], env=env)
+        deadline = time.monotonic() + 120
+        while _stamp(calls) == before and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # until this process has opened (cut or grown) the call file
+        time.sleep(float(rng.uniform(0.0, 1.0)))
+        if proc.poll() is not None:
+            break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+    subprocess.run([sys.executable, "-c", code, str(killed)], check=True, env=env, timeout=600)
+    assert kills >= 3, "the run ended before it could be killed a few times"
+    assert _files(killed) == _files(clean)
