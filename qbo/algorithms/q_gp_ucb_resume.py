@@ -37,10 +37,9 @@ of each arm, O(m^3) per stage).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
-
-import math
 
 import numpy as np
 
