@@ -29,6 +29,13 @@ executor seed per amplitude and method.
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
                                [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
                                [--jobs 1] [--csv PATH]
+    python bench/noise_grid.py --summarise part1.csv,part2.csv   # the summary of grids run in parts
+
+The summary (printed after the rows) gives, per method x budget, the cells, those meeting issue
+24's done-when line (coverage >= 90%, Wilson 95% lower bound >= 85%, coverage among
+``reached_epsilon`` runs >= 90% where any reached), the lowest coverage and Wilson bound, the
+mean MAE, width and calls over the cells, and the cheap stops (``capped``: those of them in
+rows whose method was capped under 1,000 calls by the budget itself).
 """
 
 from __future__ import annotations
@@ -127,6 +134,51 @@ def cell(item: tuple) -> list[dict]:
     return rows
 
 
+def summary(rows: list[dict]) -> list[str]:
+    """Per method x budget: cells, cells meeting the done-when line, worst coverage and Wilson
+    bound, mean MAE / width / calls, cheap stops (module docstring)."""
+    out = [f"{'method':12s} {'budget':>6s} {'cells':>5s} {'meet':>5s} {'min cover':>9s} {'min Wilson':>10s} "
+           f"{'min cov|rch':>11s} {'mean MAE':>9s} {'mean width':>10s} {'mean calls':>10s} {'cheap':>5s} {'capped':>6s}"]
+    keys = list(dict.fromkeys((r["method"], r["budget"]) for r in rows))
+    for method, budget in keys:
+        mine = [r for r in rows if (r["method"], r["budget"]) == (method, budget)]
+        meets = sum(r["coverage"] >= 0.9 and r["wilson"] >= 0.85
+                    and (math.isnan(r["cov_reached"]) or r["cov_reached"] >= 0.9) for r in mine)
+        reached = [r["cov_reached"] for r in mine if not math.isnan(r["cov_reached"])]
+        out.append(f"{method:12s} {budget:>6s} {len(mine):5d} {meets:5d} {min(r['coverage'] for r in mine):9.1%} "
+                   f"{min(r['wilson'] for r in mine):10.1%} {(f'{min(reached):.1%}' if reached else '-'):>11s} "
+                   f"{np.mean([r['mae'] for r in mine]):9.5f} {np.mean([r['width'] for r in mine]):10.4f} "
+                   f"{np.mean([r['calls'] for r in mine]):10.0f} {sum(int(r['cheap']) for r in mine):5d} "
+                   f"{sum(int(r['cheap']) for r in mine if capped_below_1000(r)):6d}")
+    return out
+
+
+def capped_below_1000(row: dict) -> bool:
+    """A row whose method was given a call cap under 1,000 (auto and mlae take the budget as
+    ``max_calls``; the IAE rows run to their eps with no cap): its cheap stops are the cap's."""
+    return row["method"] in ("auto", "mlae") and row["target_calls"] < 1000
+
+
+def read_rows(path: str) -> list[dict]:
+    """Rows written by ``--csv`` (numbers back as numbers), or the row lines of the printed table
+    (a grid stopped before its end writes no CSV)."""
+    import csv
+
+    text = {"snapshot", "oracle", "method", "budget"}
+    with open(path) as fh:
+        if path.endswith(".csv"):
+            return [{k: (v if k in text else float(v)) for k, v in row.items()} for row in csv.DictReader(fh)]
+        rows = []
+        for raw in fh:
+            f = raw.split()
+            if len(f) != len(COLUMNS) or not f[4].startswith("x") or f[0] == "snapshot":
+                continue
+            num = lambda t: float("nan") if t == "-" else float(t.rstrip("%")) / (100 if t.endswith("%") else 1)  # noqa: E731
+            rows.append({"snapshot": f[0], "oracle": f[1], "qubits": float(f[2]), "method": f[3], "budget": f[4],
+                         **{c: num(t) for c, t in zip(COLUMNS[5:], f[5:])}})
+        return rows
+
+
 def header() -> str:
     return (f"{'snapshot':20s} {'oracle':10s} {'q':>1s} {'method':12s} {'budget':>6s} {'B':>8s} {'n':>3s} "
             f"{'calls':>9s} {'MAE':>8s} {'cover':>6s} {'Wilson':>6s} {'width':>7s} {'reached':>7s} "
@@ -152,7 +204,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the cells (qbo.experiments.fanout)")
     parser.add_argument("--csv", default=None, help="also write every row to this CSV file (atomic)")
+    parser.add_argument("--summarise", default=None,
+                        help="only print the summary of these --csv files or printed tables (comma-separated)")
     args = parser.parse_args()
+    if args.summarise:
+        rows = [r for path in args.summarise.split(",") for r in read_rows(path)]
+        print(f"summary of {args.summarise}: {len(rows)} rows")
+        print("\n".join(summary(rows)))
+        return
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:
@@ -174,6 +233,7 @@ def main() -> None:
             print(line(r), flush=True)
         rows.extend(cell_rows)
     print(f"total {time.perf_counter() - start:.0f} s wall", flush=True)
+    print("\n".join(summary(rows)), flush=True)
     if args.csv:
         tmp = f"{args.csv}.tmp{os.getpid()}"
         with open(tmp, "w") as fh:

@@ -14,9 +14,13 @@ coverage, its Wilson 95% lower bound, median and p99.9 of calls; amplitudes unif
 (so near 0 and 1 too). LRAE runs on a Bernoulli sampler drawn here with numpy (its estimator
 code, ``LikelihoodRatioAE.run``, is the one ``estimate`` runs); IAE and MLAE run on the exact
 executor. Then resumed LRAE: six refinements eps 2^5, ..., eps of one arm against a fresh
-estimate at eps, with simultaneous coverage of all six intervals.
+estimate at eps, with simultaneous coverage of all six intervals, for the spending rules in
+``--spendings`` (index; by eps above a floor at eps or eps/8); ``--resumed-only`` skips the rest.
+The "LRAE tail" table is the share of runs whose Wilks statistic at the truth exceeds the
+chi^2_1 quantile at 0.05 ... 1e-4, on each delta's schedule (docs/estimators.md: how the tail
+is extrapolated to 1e-6).
 
-    python bench/qmc.py --deltas 0.05,0.01,0.001 --runs 2000 --methods lrae,iae,mlae --slow-runs 200
+    python bench/qmc.py --eps 0.001 --deltas 0.05,0.01,0.001,1e-6 --runs 2000 --slow-runs 40 --resumed-runs 400
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import numpy as np
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
 from qbo.qmc import IterativeAmplitudeEstimation, MaximumLikelihoodAE, MonteCarloEstimator
-from qbo.qmc.lrae import LikelihoodRatioAE, LRState, refine
+from qbo.qmc.lr_interval import loglik1, pooled
+from qbo.qmc.lrae import LikelihoodRatioAE, LRState, refine, threshold
 from qbo.qmc.result import Round
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -89,7 +94,9 @@ def bernoulli_sampler(rng: np.random.Generator, a: float):
     return sample
 
 
-def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
+def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int, stats: list | None = None):
+    """Rows (calls, covered, seconds); ``stats`` collects Wilks' statistic at the truth,
+    2 (l(theta_hat) - l(theta*)), of every run (theta_hat: the maximiser within the plausible set)."""
     rng = np.random.default_rng(seed)
     est = LikelihoodRatioAE(eps, delta)
     rows = []
@@ -98,6 +105,9 @@ def run_lrae(eps: float, delta: float, amplitudes: np.ndarray, seed: int):
         rounds, iv = est.run(eps, bernoulli_sampler(rng, float(a)))
         low, high, _ = iv.amplitude()
         rows.append((sum(r.oracle_calls for r in rounds), low <= a <= high, time.perf_counter() - start))
+        if stats is not None:
+            ks, ns, hs = pooled(rounds)
+            stats.append(2.0 * (loglik1(iv.theta_hat, ks, ns, hs) - loglik1(float(np.arcsin(np.sqrt(a))), ks, ns, hs)))
     return rows
 
 
@@ -127,12 +137,13 @@ def delta_tables(args) -> None:
     print(f"C(delta): exact target, eps={eps}, amplitudes uniform on (0, 1); calls = sum shots*(2k+1), every round")
     print("| method          | delta  |  runs | eps*mean calls | cover  | Wilson lb | 1-2 delta | median calls | p99.9 calls | p99.9/med | ms/est |")
     print("|-----------------|--------|-------|----------------|--------|-----------|-----------|--------------|-------------|-----------|--------|")
-    for delta in (float(d) for d in args.deltas.split(",")):
+    tails = {}
+    for delta in (float(d) for d in args.deltas.split(",") if not args.resumed_only):
         for method in methods:
             runs = args.runs if method == "lrae" else args.slow_runs
             amps = rng.uniform(0.0, 1.0, runs)
             if method == "lrae":
-                rows = run_lrae(eps, delta, amps, 7)
+                rows = run_lrae(eps, delta, amps, 7, tails.setdefault(delta, []))
             elif method == "iae":
                 rows = run_qbo(IterativeAmplitudeEstimation(eps, delta), amps, 1)
             elif method == "mlae":
@@ -140,16 +151,29 @@ def delta_tables(args) -> None:
             else:
                 raise SystemExit(f"--methods: unknown method '{method}' (expected lrae, iae, mlae)")
             delta_row(method, delta, eps, rows)
+    if tails:
+        print()
+        print("LRAE tail: share of runs whose Wilks statistic at the truth exceeds chi^2_1(1 - d) (chi^2 limit: d);")
+        print("runs of the schedule for delta; 'max' the largest statistic seen")
+        print("| delta  |  runs | d=0.05  | d=1e-2  | d=1e-3  | d=1e-4  |   max |")
+        print("|--------|-------|---------|---------|---------|---------|-------|")
+        for delta, st in tails.items():
+            st_a = np.array(st)
+            cells = " | ".join(f"{np.mean(st_a > threshold(d)):7.4f}" for d in (0.05, 1e-2, 1e-3, 1e-4))
+            print(f"| {delta:6.0e} | {len(st_a):5d} | {cells} | {st_a.max():5.1f} |", flush=True)
+    if args.resumed_runs <= 0:
+        return
     print()
     print("Resumed LRAE: 6 refinements eps*32 ... eps of one arm vs a fresh LRAE at eps; spending 'index':")
-    print("levels delta/(j(j+1)); 'eps floor': floor = eps, levels delta 2^-(b+1) by eps bin (qbo.qmc.lrae)")
+    print("levels delta/(j(j+1)); 'floor f': levels delta 2^-(b+1) by eps bin above the floor f (qbo.qmc.lrae)")
     print("| delta  | spending  |  runs | resumed eps*calls | fresh eps*calls | ratio | all 6 cover | Wilson lb |")
     print("|--------|-----------|-------|-------------------|-----------------|-------|-------------|-----------|")
     for delta in (float(d) for d in args.deltas.split(",")):
         amps = rng.uniform(0.0, 1.0, args.resumed_runs)
         fresh = run_lrae(eps, delta, amps, 13)
         fc = np.mean([r[0] for r in fresh])
-        for spending, floor in (("index", 0.0), ("eps floor", eps)):
+        variants = {"index": ("index", 0.0), "eps": ("floor eps", eps), "eps/8": ("floor eps/8", eps / 8)}
+        for spending, floor in (variants[v] for v in args.spendings.split(",")):
             res = run_resumed(eps, delta, amps, 11, eps_floor=floor)
             rc = np.mean([r[0] for r in res])
             cov = sum(bool(r[1]) for r in res)
@@ -178,6 +202,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000, help="C(delta) mode: LRAE runs per delta")
     parser.add_argument("--slow-runs", type=int, default=200, help="C(delta) mode: IAE and MLAE runs per delta")
     parser.add_argument("--resumed-runs", type=int, default=500, help="C(delta) mode: resumed-vs-fresh runs per delta")
+    parser.add_argument("--spendings", default="index,eps,eps/8", help="C(delta) mode: resumed spending rules (index, eps, eps/8: floor at eps or eps/8)")
+    parser.add_argument("--resumed-only", action="store_true", help="C(delta) mode: only the resumed table")
     args = parser.parse_args()
     if args.deltas:
         delta_tables(args)

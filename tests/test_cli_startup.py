@@ -17,56 +17,26 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "matplotlib", "dask", "scipy", "pandas", "pyarrow")
 
-_PROBE = """
-import json, sys
-heavy = set(json.loads(sys.argv[2]))
-sys.argv = ["qbo", *json.loads(sys.argv[1])]
-code = 0
-try:
-    from qbo.cli.app import main
-    main()
-except SystemExit as exc:
-    code = exc.code
-loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
-print("PROBE", json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
-"""
+HELP = [["--help"], ["estimate", "--help"], ["plot", "--help"]]
 
 
-def _probe(args: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args), json.dumps(HEAVY)],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-    line = [ln for ln in done.stderr.splitlines() if ln.startswith("PROBE ")][-1]
-    return {**json.loads(line[6:]), "stderr": done.stderr}
+def test_help_imports_no_heavy_library():
+    for args, out in zip(HELP, _many(HELP), strict=True):
+        assert out["code"] == 0 and out["loaded"] == [], (args, out)
 
 
-@pytest.mark.parametrize("args", [["--help"], ["estimate", "--help"], ["plot", "--help"]])
-def test_help_imports_no_heavy_library(args):
-    out = _probe(args)
-    assert out["code"] == 0 and out["loaded"] == []
+def test_the_probe_sees_a_heavy_import():
+    """The check can fail: a good estimate does import Qiskit."""
+    [out] = _many([["estimate", "--oracle", "bernoulli:0.5", "--epsilon", "0.2"]])
+    assert out["code"] == 0 and "qiskit" in out["loaded"]
 
 
-@pytest.mark.parametrize("args, message", [
+BAD_OPTIONS = [
     (["estimate", "--oracle", "bernoulli:1.7", "--epsilon", "0.1"], "error: p must be a probability in [0, 1], got 1.7"),
     (["estimate", "--oracle", "gaussian:mean=0.4,std=-1"], "error: std must be a finite number > 0"),
     (["estimate", "--oracle", "discrete:values=0|1,probs=0.5|0.6"], "error: probs must sum to 1"),
     (["estimate", "--epsilon", "0"], "error: "),
     (["circuits", "export", "--oracle", "bernoulli:2", "-o", "never-written.qasm"], "error: p must be a probability"),
-])
-def test_a_bad_oracle_is_refused_before_qiskit_is_imported(args, message):
-    out = _probe(args)
-    assert out["code"] == 2 and out["loaded"] == [], out
-    assert message in out["stderr"]
-    assert not (ROOT / "never-written.qasm").exists()
-
-
-def test_the_probe_sees_a_heavy_import():
-    """The check can fail: a good estimate does import Qiskit."""
-    out = _probe(["estimate", "--oracle", "bernoulli:0.5", "--epsilon", "0.2"])
-    assert out["code"] == 0 and "qiskit" in out["loaded"]
-
-
-BAD_OPTIONS = [
     (["estimate", "--target", "nope"], "error: unknown target 'nope', expected exact, aer"),
     (["estimate", "--target", "fake:"], "expected fake:BACKEND"),
     (["estimate", "--method", "nope"], "error: --method must be one of iae, mlae, mc, lrae, auto, got 'nope'"),
@@ -104,19 +74,25 @@ print("PROBE", json.dumps(out))
 """
 
 
-def test_bad_run_and_estimate_options_are_refused_before_qiskit_is_imported(tmp_path):
-    """One interpreter refuses every case in turn (one start, not fifteen): after each, still
-    no heavy library is loaded."""
-    cases = [[*args, "--out", str(tmp_path / "never")] if args[0] == "run" else args for args, _ in BAD_OPTIONS]
+def _many(cases: list[list[str]]) -> list[dict]:
+    """Run ``qbo CASE`` for every case in turn in one fresh interpreter (one start, not one a
+    case): per case its exit code, stderr and the heavy libraries loaded so far."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", _MANY, json.dumps(cases), json.dumps(HEAVY)],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("PROBE ")]
     assert line, done.stderr
-    for (args, message), out in zip(BAD_OPTIONS, json.loads(line[-1][6:]), strict=True):
+    return json.loads(line[-1][6:])
+
+
+def test_bad_options_and_oracles_are_refused_before_qiskit_is_imported(tmp_path):
+    """One interpreter refuses every case in turn: after each, still no heavy library is loaded
+    (sys.modules only grows, so this is the check of a fresh interpreter a case, and more)."""
+    cases = [[*args, "--out", str(tmp_path / "never")] if args[0] == "run" else args for args, _ in BAD_OPTIONS]
+    for (args, message), out in zip(BAD_OPTIONS, _many(cases), strict=True):
         assert out["code"] == 2 and out["loaded"] == [], (args, out)
         assert message in out["stderr"] and len(out["stderr"].strip().splitlines()) == 1, (args, out)
-    assert not (tmp_path / "never").exists()
+    assert not (tmp_path / "never").exists() and not (ROOT / "never-written.qasm").exists()
 
 
 def test_the_light_name_tables_equal_the_registries():

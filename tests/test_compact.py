@@ -211,6 +211,7 @@ def test_a_stepper_plays_what_the_policys_ask_and_tell_play(algorithm, options):
         assert np.array_equal(twin.theta, policy.theta) and np.array_equal(twin.V_inv, policy.V_inv)
 
 
+@pytest.mark.slow  # a second interpreter, every kernel interpreted
 def test_without_numba_the_kernels_give_the_same_run(tmp_path, runs):
     """NUMBA_DISABLE_JIT runs the very same functions as Python (the fallback without numba)."""
     small = CONFIG.with_overrides(budget=120)

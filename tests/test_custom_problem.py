@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import qbo
+
 from qbo.cli.app import app
+from qbo.errors import BadFile
 from qbo.experiments.config import ExperimentConfig, load_config
 from qbo.experiments.runner import resume_experiment, run_experiment
 from qbo.experiments.summary import REWARD_COLUMNS
@@ -57,10 +60,16 @@ def test_the_example_runs_from_the_cli_reports_rewards_and_plots(tmp_path):
 
     table = pq.read_table(out / "stages.parquet")
     assert table.num_rows == len(records) and table.column("cum_regret").null_count == len(records)
+    stages, summary = qbo.load_run(out)  # the best-arm summary, not a regret one
+    assert tuple(summary.columns) == REWARD_COLUMNS and list(summary["algorithm"]) == ["q-gp-ucb", "gp-ucb"]
+    assert len(stages) == len(records) and stages["cum_regret"].isna().all()
+    (out / "summary.csv").write_text((out / "summary.csv").read_text().replace("best_arm,", "final_regret_mean,", 1))
+    with pytest.raises(BadFile, match="expected"):
+        qbo.load_run(out)
 
 
 def test_a_crashed_custom_run_resumes_to_identical_files(tmp_path, monkeypatch):
-    config = load_config(_example(tmp_path)).with_overrides(budget=800, trials=2)
+    config = load_config(_example(tmp_path)).with_overrides(budget=400, trials=2)
     run_experiment(config, tmp_path / "clean")
     crash_at_append(monkeypatch, config, tmp_path / "crashed", 40)
     resume_experiment(tmp_path / "crashed")

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,14 +25,20 @@ def files(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in FILES}
 
 
-def test_seeded_run_is_deterministic(tmp_path):
-    run_experiment(SMALL, tmp_path / "a")
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """SMALL run once for this module: (its folder, its records)."""
+    folder = tmp_path_factory.mktemp("small") / "run"
+    return folder, run_experiment(SMALL, folder)
+
+
+def test_seeded_run_is_deterministic(small_run, tmp_path):
     run_experiment(SMALL, tmp_path / "b")
-    assert files(tmp_path / "a") == files(tmp_path / "b")
+    assert files(small_run[0]) == files(tmp_path / "b")
 
 
-def test_stage_records_are_consistent(tmp_path):
-    records = run_experiment(SMALL, tmp_path)
+def test_stage_records_are_consistent(small_run):
+    records = small_run[1]
     for (trial, alg) in {(r["trial"], r["algorithm"]) for r in records}:
         rows = [r for r in records if (r["trial"], r["algorithm"]) == (trial, alg)]
         calls = regret = 0
@@ -49,8 +56,7 @@ def test_stage_records_are_consistent(tmp_path):
             assert all(r["method"] == "sample" and r["oracle_calls"] == 1 for r in rows)
 
 
-def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
-    run_experiment(SMALL, tmp_path / "clean")
+def test_crash_and_resume_gives_identical_files(small_run, tmp_path, monkeypatch):
     crash_at_append(monkeypatch, SMALL, tmp_path / "crashed", 700)
     assert not (tmp_path / "crashed" / "stages.jsonl").exists()  # nothing half-written
     # a torn trailing line, as a kill in mid-write would leave
@@ -58,7 +64,7 @@ def test_crash_and_resume_gives_identical_files(tmp_path, monkeypatch):
     with open(journal, "ab") as handle:
         handle.write(b'{"stage": 99, "arm"')
     resume_experiment(tmp_path / "crashed")
-    assert files(tmp_path / "crashed") == files(tmp_path / "clean")
+    assert files(tmp_path / "crashed") == files(small_run[0])
 
 
 @pytest.mark.slow
@@ -90,11 +96,11 @@ def test_reference_accounting_is_labelled_as_undercounting(tmp_path):
     assert "UNDERCOUNTS" in (tmp_path / "summary.csv").read_text()
 
 
-def test_plot_redraws(tmp_path):
-    run_experiment(ExperimentConfig(budget=500, trials=1), tmp_path)
-    (tmp_path / "regret.png").unlink()
-    result = CliRunner().invoke(app, ["plot", str(tmp_path)])
-    assert result.exit_code == 0 and (tmp_path / "regret.png").read_bytes()[:4] == b"\x89PNG"
+def test_plot_redraws(small_run, tmp_path):
+    run = shutil.copytree(small_run[0], tmp_path / "run")
+    (run / "regret.png").unlink()
+    result = CliRunner().invoke(app, ["plot", str(run)])
+    assert result.exit_code == 0 and (run / "regret.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize(
@@ -123,9 +129,8 @@ def test_resume_of_a_non_run_folder_exits_2(tmp_path):
     assert result.exit_code == 2 and "config.toml" in result.stderr
 
 
-def test_stages_jsonl_has_the_documented_fields(tmp_path):
-    run_experiment(ExperimentConfig(budget=400, trials=1), tmp_path)
-    first = json.loads((tmp_path / "stages.jsonl").read_text().splitlines()[0])
+def test_stages_jsonl_has_the_documented_fields(small_run):
+    first = json.loads((small_run[0] / "stages.jsonl").read_text().splitlines()[0])
     for key in ("trial", "algorithm", "stage", "arm", "eps", "oracle_calls", "estimate", "cum_calls", "cum_regret"):
         assert key in first
 

@@ -344,7 +344,8 @@ def planned_jobs(stdout: str) -> int:
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_the_plan_replays_the_run_on_the_test_service_and_counts_its_jobs_exactly(tmp_path, monkeypatch, seed):
     """Issue 25 item 3: several trials, several seeds; an ideal-device plan missed by up to 3%."""
-    config = ExperimentConfig(algorithms=("q-gp-ucb",), budget=1500, trials=3, target="ibm:ibm_test", seed=seed)
+    budget, trials = (800, 2) if seed == 0 else (1500, 3)  # the fast case smaller; the slow ones as issue 25 ran them
+    config = ExperimentConfig(algorithms=("q-gp-ucb",), budget=budget, trials=trials, target="ibm:ibm_test", seed=seed)
     conn = fake_ibm()
     use(monkeypatch, conn)
     out = tmp_path / "run"

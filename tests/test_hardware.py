@@ -33,6 +33,7 @@ from qbo.grover import power_circuit
 from qbo.oracles import bernoulli, discrete
 
 CONFIG = ExperimentConfig(algorithms=("q-gp-ucb",), budget=1500, trials=1, target="ibm:ibm_test")  # ~28 jobs
+SHORT = CONFIG.with_overrides(budget=400)  # a few jobs: for checks that hold at any size (no fault plan)
 FAST = RetryPolicy(max_attempts=4, timeout_s=60, base_delay=0.001, max_delay=0.001)
 FILES = ("stages.jsonl", "summary.csv", "config.toml")
 TOKEN = "qbo-test-token-7f3a9c1e5d"
@@ -546,7 +547,7 @@ def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
 def test_a_token_never_reaches_any_output(tmp_path, ibm, monkeypatch, caplog, offline):
     monkeypatch.setenv("QISKIT_IBM_TOKEN", TOKEN)
     caplog.set_level(logging.DEBUG)
-    cfg = toml_config(tmp_path)
+    cfg = toml_config(tmp_path, SHORT)
     results = [
         invoke("submit", cfg, "--backend", "ibm:ibm_test", "--mode", "session", "--out", tmp_path / "run", "--yes"),
         invoke("jobs", "list", tmp_path / "run"),
@@ -577,7 +578,7 @@ def test_submit_and_jobs_list_status_resume(tmp_path, ibm):
     from qbo.noise import snapshot_from_backend
 
     out = tmp_path / "run"
-    result = invoke("submit", toml_config(tmp_path), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out, "--yes")
+    result = invoke("submit", toml_config(tmp_path, SHORT), "--backend", "ibm:ibm_test", "--mode", "batch", "--out", out, "--yes")
     assert result.exit_code == 0, result.output
     assert "jobs in" in result.stdout and (out / "stages.jsonl").exists()
     assert "device model: the calibration of ibm:ibm_test" in result.stdout
@@ -705,7 +706,7 @@ def test_runner_journals_hardware_jobs_in_the_run_folder(tmp_path, ibm):
     folder's execution.json (mode) is honoured."""
     out = tmp_path / "run"
     write_settings(out, "session", FAST)
-    runner.run_experiment(CONFIG, out)
+    runner.run_experiment(SHORT, out)
     entries = submissions(out)
     assert entries and {e["mode"] for e in entries} == {"session"}
     assert sorted(e["job_id"] for e in entries) == sorted(ibm.submitted)

@@ -3,53 +3,24 @@ files; two concurrent resumes: one proceeds, the other exits 2 naming the holder
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["run", "--budget", "1500", "--trials", "2", "--seed", "3"]
-COMPARED = ("config.toml", "run.json", "stages.jsonl", "summary.csv")
-
-
-def _cli(*args, cwd):
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "qbo.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    assert not (folder / "units").exists()  # a finished run holds each stage record once, in stages.jsonl
-    return {name: (folder / name).read_bytes() for name in COMPARED}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    cwd = tmp_path_factory.mktemp("reference")
-    started = time.monotonic()
-    proc = _cli(*ARGS, "--out", "R", cwd=cwd)
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
-    return cwd / "R", time.monotonic() - started
-
+from tests.support.stopped_runs import ARGS, finished_files, resume_or_restart, start_cli
 
 @pytest.mark.slow
-def test_kill_at_20_random_moments_then_resume_is_byte_identical(reference, tmp_path):
-    folder, wall = reference
-    expected = _files(folder)
+def test_kill_at_20_random_moments_then_resume_is_byte_identical(stopped_run_reference, tmp_path):
+    expected, wall = stopped_run_reference
     rng = np.random.default_rng(12)
     moments = np.concatenate([rng.uniform(0.0, 2.0, 6), rng.uniform(0.0, wall, 14)])  # 6 in start-up
     outcomes = []
     for i, moment in enumerate(moments):
         cwd = tmp_path / f"k{i}"
         cwd.mkdir()
-        proc = _cli(*ARGS, "--out", "R", cwd=cwd)
+        proc = start_cli(*ARGS, "--out", "R", cwd=cwd)
         time.sleep(moment)
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
@@ -58,12 +29,7 @@ def test_kill_at_20_random_moments_then_resume_is_byte_identical(reference, tmp_
         assert left in ([], ["R"])  # nothing, or a claimed folder
         if run.exists():
             assert (run / "run.json").exists() and (run / "config.toml").exists()
-            again = _cli("run", "--resume", "R", cwd=cwd)
-        else:
-            again = _cli(*ARGS, "--out", "R", cwd=cwd)  # nothing was left: start again
-        _, err = again.communicate(timeout=300)
-        assert again.returncode == 0, (moment, err.decode())
-        assert _files(run) == expected, moment
+        resume_or_restart(cwd, expected, moment)
         outcomes.append(run.exists())
     assert len(outcomes) == 20
 
@@ -72,20 +38,20 @@ def test_kill_at_20_random_moments_then_resume_is_byte_identical(reference, tmp_
 def test_two_concurrent_resumes_one_proceeds_one_exits_2(tmp_path):
     cwd = tmp_path
     long_args = ["run", "--budget", "20000", "--trials", "6", "--seed", "3"]  # long enough to overlap
-    first = _cli(*long_args, "--out", "R", cwd=cwd)
+    first = start_cli(*long_args, "--out", "R", cwd=cwd)
     deadline = time.monotonic() + 120
     while not any((cwd / "R" / "units").glob("*.jsonl")) if (cwd / "R" / "units").exists() else True:
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.05)  # until it has claimed the folder and committed some stages
     first.send_signal(signal.SIGKILL)
     first.communicate()
-    one = _cli("run", "--resume", "R", cwd=cwd)
+    one = start_cli("run", "--resume", "R", cwd=cwd)
     lock = cwd / "R" / ".lock"
     deadline = time.monotonic() + 60
     while str(one.pid) not in (lock.read_text() if lock.exists() else ""):
         assert time.monotonic() < deadline and one.poll() is None, one.communicate()
         time.sleep(0.05)
-    two = _cli("run", "--resume", "R", cwd=cwd)
+    two = start_cli("run", "--resume", "R", cwd=cwd)
     _, err_two = two.communicate(timeout=120)
     _, err_one = one.communicate(timeout=300)
     assert one.returncode == 0, err_one.decode()
@@ -94,8 +60,8 @@ def test_two_concurrent_resumes_one_proceeds_one_exits_2(tmp_path):
     assert len(lines) == 1 and f"in use by pid {one.pid}" in lines[0], lines
     assert len(lines) == 1
     # the journals are intact (every chain verifies) and a further resume reproduces the results
-    before = _files(cwd / "R")
-    again = _cli("run", "--resume", "R", cwd=cwd)
+    before = finished_files(cwd / "R")
+    again = start_cli("run", "--resume", "R", cwd=cwd)
     _, err = again.communicate(timeout=300)
     assert again.returncode == 0, err.decode()
-    assert _files(cwd / "R") == before
+    assert finished_files(cwd / "R") == before

@@ -82,3 +82,57 @@ def test_floor_spending_refines_to_the_floor_and_round_trips():
 def test_bad_shots_named():
     with pytest.raises(ValueError, match="shots must be an integer >= 1"):
         LikelihoodRatioAE(0.01, 0.05, shots=0)
+
+
+def test_theta_half_width_closed_form_matches_bisection():
+    """The closed form against a 200-step bisection of its defining inequality."""
+    import math as _m
+
+    from qbo.qmc.lrae import _theta_half_width
+
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        theta, eps = float(rng.uniform(0, _m.pi / 2)), float(10 ** rng.uniform(-5, -0.35))
+
+        def width(w: float) -> float:
+            return 0.5 * (_m.sin(min(theta + w, _m.pi / 2)) ** 2 - _m.sin(max(theta - w, 0.0)) ** 2)
+
+        lo, hi = 0.0, _m.pi / 2
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if width(mid) <= eps else (lo, mid)
+        assert abs(_theta_half_width(theta, eps) - lo) <= 1e-9 * max(lo, 1e-6)
+
+
+def test_loglik_kernel_compiled_or_not_gives_identical_values():
+    """qbo.qmc.lr_kernel: numba-compiled and plain-Python runs of one function agree bit for bit,
+    and both agree with the numpy grid form to rounding."""
+    from qbo.qmc.lr_interval import loglik
+    from qbo.qmc.lr_kernel import _loglik_point, loglik_point
+
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        ks = np.arange(1, 2 * int(rng.integers(1, 15)), 2.0) * int(rng.integers(1, 40))
+        ns = rng.integers(1, 30, len(ks)).astype(float)
+        hs = np.floor(ns * rng.uniform(0, 1, len(ks)))
+        t = float(rng.uniform(0, 1.57))
+        assert loglik_point(t, ks, ns, hs) == _loglik_point(t, ks, ns, hs)
+        assert abs(_loglik_point(t, ks, ns, hs) - float(loglik(np.array([t]), ks, ns, hs)[0])) <= 1e-9 * (1 + abs(_loglik_point(t, ks, ns, hs)))
+
+
+def test_resumed_policies_spend_by_eps_above_the_budget_floor():
+    """q-ucb-halve and q-se start each arm as an LRState spending by eps above max(eps_min, 1/T)
+    (amplitude scale: divided by the reward range) and report exhausted below that floor."""
+    from qbo.algorithms.q_se import QSE, QSEConfig
+    from qbo.algorithms.q_ucb_halve import QUCBHalve, QUCBHalveConfig
+    from qbo.qmc.lrae import LRState
+
+    arms = np.linspace(0, 1, 4)[:, None]
+    halve = QUCBHalve(arms, QUCBHalveConfig(budget=1000, reward_range=2.0))
+    assert halve.floor == 1e-3
+    assert all(isinstance(s, LRState) and s.eps_floor == 5e-4 for s in halve.states)
+    se = QSE(arms, QSEConfig(delta=0.1, eps_min=1e-4))
+    assert se.floor == 1e-4 and se.states[0].eps_floor == 1e-4
+    assert not se.exhausted
+    se.round = 20  # eps_r = 0.25 2^-19 < 1e-4
+    assert se.exhausted

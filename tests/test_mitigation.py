@@ -144,7 +144,7 @@ def test_plain_iae_unchanged_when_mitigation_is_none():
     assert a.rounds == b.rounds and a.value == b.value and a.method == "iae"
 
 
-@pytest.mark.parametrize("name", ["none", "rem", pytest.param("zne", marks=pytest.mark.slow),
+@pytest.mark.parametrize("name", ["none", pytest.param("rem", marks=pytest.mark.slow), pytest.param("zne", marks=pytest.mark.slow),
                                   pytest.param("zne+rem", marks=pytest.mark.slow)])
 def test_interval_coverage_on_a_device_model(name):
     """20 seeded amplitudes on aer:fake_brisbane (the shortest T2 of the shipped snapshots)

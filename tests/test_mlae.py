@@ -184,6 +184,7 @@ def test_rotation_score_is_zero_at_the_truth_and_grows_with_delta():
 A0_FREE = replace(PRIOR, a0_sd=0.05)  # the calibration rule's default sd of log A0
 
 
+@pytest.mark.slow  # 16000-call budgets; the fast subset keeps the known-A0 twin above
 def test_coherent_over_rotation_is_flagged_with_a0_free():
     """With A0 free, k = 0 counts pin A0 (a - 1/2), not theta: the check rounds go to the powers
     with the most information on delta per call. 12000 check calls of a 16000 budget resolve
@@ -202,6 +203,7 @@ def test_coherent_over_rotation_is_flagged_with_a0_free():
         assert not est.reached_epsilon and "over-rotation score" in est.note and est.ci_low <= a <= est.ci_high
 
 
+@pytest.mark.slow  # 16000-call budgets; the fast subset keeps the known-A0 twin above
 def test_the_check_design_does_not_flag_a_correct_model_with_a0_free():
     """The same runs without an over-rotation: no flag (false-alarm rate <= 2 gof_level a run,
     so 3 pass with probability >= 0.994); the check spends its 12000 calls (up to less than
@@ -361,7 +363,7 @@ def _zne(scales=(1, 3)):
     return Mitigation(scales=scales)
 
 
-@pytest.mark.parametrize("scales", [(1, 3), (1, 3, 5)])
+@pytest.mark.parametrize("scales", [(1, 3), pytest.param((1, 3, 5), marks=pytest.mark.slow)])
 def test_mlae_zne_counts_every_folded_call_within_its_budget(scales):
     """Every circuit run is a Round (in order), a folded shot costs s (2k + 1) calls, every
     schedule round runs every scale at the mitigation's own split, the budget holds the folded

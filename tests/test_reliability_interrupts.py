@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,33 +18,10 @@ from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.runner import run_experiment
 from qbo.files import Interrupted, interruptible, uninterrupted
+from tests.support.stopped_runs import ARGS, finished_files, resume_or_restart, start_cli
 
-ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["run", "--budget", "1500", "--trials", "2", "--seed", "3"]
-COMPARED = ("config.toml", "run.json", "stages.jsonl", "summary.csv")
 CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 BEFORE_CLAIM = "interrupted before the run folder was claimed; nothing to resume: run the command again"
-
-
-def _cli(*args, cwd):
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "qbo.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    assert not (folder / "units").exists()
-    return {name: (folder / name).read_bytes() for name in COMPARED}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    cwd = tmp_path_factory.mktemp("reference")
-    started = time.monotonic()
-    proc = _cli(*ARGS, "--out", "R", cwd=cwd)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
-    return _files(cwd / "R"), time.monotonic() - started
 
 
 def _handling(pid: int) -> bool:
@@ -63,7 +39,7 @@ def _handling(pid: int) -> bool:
 def _interrupt_then_resume(cwd: Path, sig: int, moment: float | None, expected: dict[str, bytes]) -> bool:
     """Interrupt a run ``moment`` s after its CLI catches signals (None: once its first
     journal is on disk), resume it, compare; True if the signal landed before the run finished."""
-    proc = _cli(*ARGS, "--out", "R", cwd=cwd)
+    proc = start_cli(*ARGS, "--out", "R", cwd=cwd)
     deadline = time.monotonic() + 60
     while not _handling(proc.pid):
         assert time.monotonic() < deadline and proc.poll() is None
@@ -80,32 +56,28 @@ def _interrupt_then_resume(cwd: Path, sig: int, moment: float | None, expected: 
     lines = err.decode().strip().splitlines()
     run = cwd / "R"
     if proc.returncode == 0:  # it finished before the signal came
-        assert lines == [] and _files(run) == expected
+        assert lines == [] and finished_files(run) == expected
         return False
     assert proc.returncode == CODES[sig], (moment, proc.returncode, err.decode())
     if (run / "run.json").exists():
         assert lines == ["interrupted; resume with: qbo run --resume R"], (moment, lines)
-        again = _cli("run", "--resume", "R", cwd=cwd)
     else:
         assert lines in (["interrupted"], [BEFORE_CLAIM]), (moment, lines)  # the CLI was still loading
-        again = _cli(*ARGS, "--out", "R", cwd=cwd)
-    _, err = again.communicate(timeout=300)
-    assert again.returncode == 0, (moment, err.decode())
-    assert _files(run) == expected, moment
+    resume_or_restart(cwd, expected, moment)
     return True
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupt_mid_run_prints_one_line_and_resumes_byte_identically(reference, tmp_path, sig):
-    expected, _ = reference
+def test_an_interrupt_mid_run_prints_one_line_and_resumes_byte_identically(stopped_run_reference, tmp_path, sig):
+    expected, _ = stopped_run_reference
     assert _interrupt_then_resume(tmp_path, sig, None, expected)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_20_interrupts_at_random_moments_then_resume_are_byte_identical(reference, tmp_path, sig):
-    expected, wall = reference
+def test_20_interrupts_at_random_moments_then_resume_are_byte_identical(stopped_run_reference, tmp_path, sig):
+    expected, wall = stopped_run_reference
     rng = np.random.default_rng(25 + sig)
     moments = np.concatenate([rng.uniform(0.0, 1.0, 6), rng.uniform(0.0, wall, 14)])  # 6 in start-up
     landed = 0
@@ -236,7 +208,7 @@ def test_the_cli_prints_one_line_exits_128_plus_the_signal_and_resumes_identical
     monkeypatch.setattr(UnitJournal, "append", original)
     assert code == CODES[sig] and err.strip().splitlines() == ["interrupted; resume with: qbo run --resume R"]
     assert _main(["run", "--resume", "R"], monkeypatch, capsys)[0] == 0
-    assert _files(tmp_path / "R") == _files(tmp_path / "plain")
+    assert finished_files(tmp_path / "R") == finished_files(tmp_path / "plain")
 
 
 def test_an_interrupted_hardware_run_names_jobs_resume(tmp_path, monkeypatch, capsys):

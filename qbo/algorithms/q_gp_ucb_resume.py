@@ -16,36 +16,54 @@ eps_s, x_s choice and the doubling identity of App. D, is exactly Alg. 1's; only
 estimate at x_s is a single, cheaper-to-reach, interval of all the shots at x_s. With
 ``weights="achieved"`` the weight is that of the refined interval's half-width.
 
-Failure budget: each arm's resumed estimate gets alpha = delta / (2 m) (m arms), split over
-its refinements as in ``qbo.qmc.resumable``; all intervals hold at all stages with
-probability >= 1 - delta / 2, the same total as Alg. 1's m_bar stages at delta / (2 m_bar).
-Needs the exact model with a fixed length scale (the posterior is rebuilt from the latest
-observation of each arm, O(m^3) per stage).
+Failure budget: each arm's resumed estimate gets alpha = delta / (2 m) (m arms), spent by eps
+above the floor as in ``qbo.algorithms.resumed`` (LRAE; IAE keeps index spending); all
+intervals hold at all stages with probability >= 1 - delta / 2, the same total as Alg. 1's
+m_bar stages at delta / (2 m_bar).  ``reward_range`` (high - low of the rewards' window, set
+from the problem as for ``q-ucb-halve``) turns the reward-unit floor into the amplitude floor.
+
+The floor, ``spending_floor(eps_min, T)`` = max(eps_min, 1 / T) (reward units).  A stage asks
+``max(eps_eq, floor)``; when Alg. 1's raw eps_s = sigma~_{s-1}(x_s) / sqrt(lambda) (line 3) is
+below the floor the policy reports ``exhausted`` and the stage loop ends as at line 5 (the
+rest is charged at ``recommend()``): line 3's ``eps_min`` rule with eps_min raised to the
+floor, since line 4 prices eps < 1 / T at N_eps > T (any constant eps N_eps >= 1).  An arm at
+its floor is final: its posterior sd is below the sd sqrt(lambda) eps_x of its observation,
+so its raw eps_s < eps_x <= floor and the acquisition's picking it (line 2) ends the run; the
+policy never asks an arm at its floor again.  Every other stage either spends calls or
+strictly lowers its arm's requested eps (eps_eq < eps_old, down to the floor).  Needs the
+exact model with a fixed length scale (the posterior is rebuilt from the latest observation
+of each arm, O(m^3) per stage).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.base import Query
+from qbo.algorithms.base import Query, check_float
 from qbo.algorithms.gp_ucb import QGPUCB, QGPUCBConfig
 from qbo.algorithms.models import build_surrogate
-from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
+from qbo.algorithms.resumed import spending_floor
+from qbo.qmc.lrae import LRState
+from qbo.qmc.resumable import ArmState, arm_state_from_json
 
 __all__ = ["QGPUCBResumable", "QGPUCBResumableConfig"]
 
 
 @dataclass(frozen=True)
 class QGPUCBResumableConfig(QGPUCBConfig):
-    """``QGPUCBConfig`` plus ``resume`` (default False: exactly Alg. 1)."""
+    """``QGPUCBConfig`` plus ``resume`` (default False: exactly Alg. 1) and ``reward_range``
+    (high - low of the rewards' window; with ``resume``, the floor's amplitude scale)."""
 
     resume: bool = False
+    reward_range: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_float("reward_range", self.reward_range, low=0.0)
         if not isinstance(self.resume, bool):
             raise ValueError(f"resume must be true or false, got {self.resume!r}")
         if self.resume and (self.model != "exact" or self.lengthscale_spec.mode != "fixed"):
@@ -61,8 +79,19 @@ class QGPUCBResumable(QGPUCB):
         self.resumes = self.resume
         if self.resume:
             self.alpha = self.config.delta / (2.0 * self.num_arms)
-            self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]
+            self.floor = spending_floor(self.config.eps_min, self.config.budget, math.inf)
+            unit_floor = min(self.floor / float(self.config.reward_range), 0.25)
+            self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
             self.latest: dict[int, tuple[float, float]] = {}
+
+    @property
+    def exhausted(self) -> bool:
+        """Without resume, ``StagedPolicy``'s rule; with it, the raw eps_s is below the floor
+        (module docstring)."""
+        if not self.resume:
+            return super().exhausted
+        self.ask()
+        return self._raw_eps < self.floor
 
     def _select(self) -> Query:
         query = super()._select()
@@ -70,7 +99,7 @@ class QGPUCBResumable(QGPUCB):
             return query
         old = self.latest.get(query.arm)
         eps = query.epsilon if old is None else (old[1] ** -2 + query.epsilon ** -2) ** -0.5
-        return replace(query, epsilon=max(eps, self.config.eps_min), alpha=self.alpha, resume=self.states[query.arm])
+        return replace(query, epsilon=max(eps, self.floor), alpha=self.alpha, resume=self.states[query.arm])
 
     def tell(self, query: Query, value: float, epsilon: float | None = None, **clock: Any) -> None:
         if not self.resume:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from qbo.algorithms.base import Query
-from qbo.algorithms.resumed import ResumedArms, ResumedConfig, resolve_delta
+from qbo.algorithms.resumed import ResumedArms, ResumedConfig, resolve_delta, spending_floor
 
 __all__ = ["QSE", "QSEConfig"]
 
@@ -37,7 +37,8 @@ class QSE(ResumedArms):
     def __init__(self, arms: np.ndarray, config: QSEConfig | None = None) -> None:
         cfg = config if config is not None else QSEConfig(delta=0.05)
         super().__init__(arms, cfg)
-        self._init_arms(resolve_delta(cfg.delta, cfg.budget), cfg.reward_range)
+        self._init_arms(resolve_delta(cfg.delta, cfg.budget), cfg.reward_range,
+                        spending_floor(cfg.eps_min, cfg.budget, cfg.eps0))
         self.active = np.ones(self.num_arms, dtype=bool)
         self.round = 1
         self._done = np.zeros(self.num_arms, dtype=int)  # last round each arm finished
@@ -49,8 +50,8 @@ class QSE(ResumedArms):
 
     @property
     def exhausted(self) -> bool:
-        """One arm left (identified), or eps_r below ``eps_min``."""
-        return int(self.active.sum()) <= 1 or self.eps_round < self.config.eps_min
+        """One arm left (identified), or eps_r below the floor (``eps_min``, or 1 / T: ``qbo.algorithms.resumed``)."""
+        return int(self.active.sum()) <= 1 or self.eps_round < self.floor
 
     def recommend(self) -> int:
         """The highest LCB among the active arms."""
@@ -60,7 +61,7 @@ class QSE(ResumedArms):
     def _select(self) -> Query:
         todo = np.flatnonzero(self.active & (self._done < self.round))
         arm = int(todo[0]) if todo.size else int(np.flatnonzero(self.active)[0])
-        return self._query(arm, max(self.eps_round, self.config.eps_min))
+        return self._query(arm, max(self.eps_round, self.floor))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         self._done[arm] = self.round

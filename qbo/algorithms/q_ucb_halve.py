@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from qbo.algorithms.base import Query, argmax_lowest
-from qbo.algorithms.resumed import ResumedArms, ResumedConfig, resolve_delta
+from qbo.algorithms.resumed import ResumedArms, ResumedConfig, resolve_delta, spending_floor
 
 __all__ = ["QUCBHalve", "QUCBHalveConfig"]
 
@@ -36,14 +36,15 @@ class QUCBHalve(ResumedArms):
     def __init__(self, arms: np.ndarray, config: QUCBHalveConfig | None = None) -> None:
         cfg = config if config is not None else QUCBHalveConfig(delta=0.05)
         super().__init__(arms, cfg)
-        self._init_arms(resolve_delta(cfg.delta, cfg.budget), cfg.reward_range)
+        self._init_arms(resolve_delta(cfg.delta, cfg.budget), cfg.reward_range,
+                        spending_floor(cfg.eps_min, cfg.budget, cfg.eps0))
         self._raw_eps = math.inf
 
     @property
     def exhausted(self) -> bool:
-        """True when the next eps would fall below ``eps_min``."""
+        """True when the next eps would fall below the floor (``eps_min``, or 1 / T: ``qbo.algorithms.resumed``)."""
         self.ask()
-        return self._raw_eps < self.config.eps_min
+        return self._raw_eps < self.floor
 
     def _select(self) -> Query:
         unvisited = np.flatnonzero(self.visits == 0)
@@ -53,7 +54,7 @@ class QUCBHalve(ResumedArms):
         else:
             arm = argmax_lowest(self.ucb)
             self._raw_eps = 0.5 * self.half_width(arm)
-        return self._query(arm, max(self._raw_eps, self.config.eps_min))
+        return self._query(arm, max(self._raw_eps, self.floor))
 
     def _update(self, arm: int, value: float, eps: float) -> None:
         pass  # everything lives in the arm's resumed state (ResumedArms.tell)

@@ -120,7 +120,8 @@ class PolicyEntry:
 
 
 def _q_gp_ucb(f: ProblemFacts) -> dict[str, Any]:
-    return dict(f.gp) | {"budget": f.budget} | ({"noise_case": "variance"} if not f.drifting and f.gaussian else {})
+    return (dict(f.gp) | {"budget": f.budget, "reward_range": f.window[1] - f.window[0]}
+            | ({"noise_case": "variance"} if not f.drifting and f.gaussian else {}))
 
 
 def _gp_noise(f: ProblemFacts) -> dict[str, Any]:

@@ -15,6 +15,15 @@ probability >= 1 - delta / m, so all arms' intervals hold at all times with prob
 the regret is at most T max-gap <= T (rewards in a unit window), so the failure term of the
 expected regret is at most delta T = 1 (the usual choice for UCB-type regret bounds).
 
+Spending (``qbo.qmc.lrae``, spending by eps).  An arm's LRAE state spends its alpha by the
+eps of each refinement above a floor, ``floor = max(eps_min, 1 / T)`` (reward units; ``eps_min``
+alone when T is not given): eps below 1 / T is out of reach within T calls at any constant
+eps * calls >= 1, and the policy asks nothing below the floor (it reports ``exhausted``
+instead). A refinement to eps in dyadic bin b above the floor gets alpha 2^-(b+1) / (i (i + 1))
+(i: its rank in the bin); these sum to <= alpha for any eps sequence, so the union bound above
+holds as it is, while the deep (costly) visits get the large shares. IAE's state keeps index
+spending (``qbo.qmc.resumable``).
+
 Checkpoints: each tell's history entry carries the refined state (``"qmc"``), and
 ``replay`` restores it, so ``restore_policy`` reproduces the policy exactly.
 """
@@ -27,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import PolicyBase, Query, check_float, check_int_opt
-from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
+from qbo.qmc.lrae import LRState
+from qbo.qmc.resumable import ArmState, arm_state_from_json
 
-__all__ = ["ResumedArms", "ResumedConfig", "resolve_delta"]
+__all__ = ["ResumedArms", "ResumedConfig", "resolve_delta", "spending_floor"]
 
 
 def resolve_delta(delta: float | None, budget: int | None) -> float:
@@ -39,6 +49,13 @@ def resolve_delta(delta: float | None, budget: int | None) -> float:
     if budget is None:
         raise ValueError("resumable quantum policies need budget (T) or delta, got neither")
     return 1.0 / max(int(budget), 2)
+
+
+def spending_floor(eps_min: float, budget: int | None, eps0: float) -> float:
+    """The least eps (reward units) a resumed policy asks: max(eps_min, 1 / T), at most eps0
+    (module docstring, Spending)."""
+    floor = float(eps_min) if budget is None else max(float(eps_min), 1.0 / max(int(budget), 2))
+    return min(floor, float(eps0))
 
 
 @dataclass(frozen=True)
@@ -75,11 +92,15 @@ class ResumedArms(PolicyBase):
     quantum = True
     resumes = True
 
-    def _init_arms(self, delta: float, reward_range: float) -> None:
+    def _init_arms(self, delta: float, reward_range: float, floor: float = 0.0) -> None:
+        """Blank per-arm states with alpha = delta / m, spending by eps above ``floor`` (reward
+        units; 0: index spending); the stage loop turns a blank into its estimator's state."""
         self.delta = delta
         self.alpha = delta / self.num_arms
         self.reward_range = float(reward_range)
-        self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]
+        self.floor = float(floor)
+        unit_floor = min(self.floor / self.reward_range, 0.25) if self.floor > 0 else 0.0
+        self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
         self.visits = np.zeros(self.num_arms, dtype=int)
 
     def interval(self, arm: int) -> tuple[float, float]:

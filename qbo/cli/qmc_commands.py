@@ -25,7 +25,7 @@ def estimate(
     oracle: Annotated[str, typer.Option(help=ORACLE_HELP)] = "bernoulli:0.3",
     epsilon: Annotated[float, typer.Option(help="Target half-width, reward units.")] = 0.01,
     alpha: Annotated[float, typer.Option(help="Failure probability.")] = 0.05,
-    method: Annotated[str, typer.Option(help="auto | iae | mlae | mc | lrae (auto: lrae or mc on noiseless targets, mlae on noisy ones, iae with --mitigation; docs/estimators.md); mlae takes --mitigation zne (folds as likelihood terms)")] = "auto",
+    method: Annotated[str, typer.Option(help="auto | iae | mlae | mc | lrae (auto: lrae or mc on noiseless targets; on noisy ones mlae or calibration-aware iae, whichever the depth model predicts narrower at the budget; iae with --mitigation; docs/estimators.md); mlae takes --mitigation zne (folds as likelihood terms)")] = "auto",
     target: Annotated[str, typer.Option(help="exact | aer | aer:CALIBRATION | fake:BACKEND | ibm:BACKEND")] = "exact",
     shots: Annotated[Optional[int], typer.Option(help="IAE shots per round.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and transpilation.")] = 0,

@@ -130,13 +130,16 @@ def local_simulator(backend: Any) -> Any:
 
     qiskit-ibm-runtime's local executor (``run_quantum_program``) builds it afresh for every
     job unless the mode hands it one (it then runs a copy): for FakeTorino's 133 qubits that
-    is the noise model of every gate, about 7 s a job on the 2-core machine. Same noise model,
-    same seeds, same counts (checked on three powers of a Bernoulli oracle)."""
+    is the noise model of every gate, about 7 s a job on the 2-core machine. It is a
+    ``qbo.noise.layout_simulator.LayoutSimulator``: its noise model covers only the qubits each
+    run's circuits use (the full model of a 156-qubit device cost seconds to build, to copy
+    for every job and to run against). Same errors on those qubits, same seeds, same counts
+    (tests/test_hardware.py)."""
     simulator = _SIMULATORS.get(backend.name)
     if simulator is None:
-        from qiskit_aer import AerSimulator
+        from qbo.noise.layout_simulator import LayoutSimulator
 
-        simulator = _SIMULATORS[backend.name] = AerSimulator.from_backend(backend)
+        simulator = _SIMULATORS[backend.name] = LayoutSimulator.for_backend(backend)
     return simulator
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from qbo.errors import BadFile
 from qbo.experiments.records import STAGE_FIELDS, Field, Kind
 from qbo.experiments.results import finished_records
-from qbo.experiments.summary import COLUMNS as SUMMARY_COLUMNS
+from qbo.experiments.summary import COLUMNS, REWARD_COLUMNS, regret_known
 
 _DTYPES = {Kind.INT: "int64", Kind.FLOAT: "float64", Kind.TEXT: "object", Kind.OBJECT: "object"}
 
@@ -52,13 +52,16 @@ def stages_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def load_run(run_dir: str | Path) -> RunFrames:
     """(stages, summary) of the finished run in ``run_dir``: the verified stage records and
-    summary.csv as DataFrames. A folder that is not a finished qbo run is refused in one line."""
+    summary.csv as DataFrames (a problem without exact means: the best-arm columns,
+    ``qbo.experiments.summary.REWARD_COLUMNS``). A folder that is not a finished qbo run is
+    refused in one line."""
     folder = Path(run_dir)
     _, records = finished_records(folder)
     try:
         summary = pd.read_csv(folder / "summary.csv", dtype={"algorithm": "string", "accounting": "string"})
     except (OSError, ValueError) as exc:
         raise BadFile(f"cannot read '{folder / 'summary.csv'}': {exc}") from None
-    if tuple(summary.columns) != SUMMARY_COLUMNS:
-        raise BadFile(f"'{folder / 'summary.csv'}' has columns {list(summary.columns)[:10]}, expected {list(SUMMARY_COLUMNS)}")
+    expected = COLUMNS if regret_known(records) else REWARD_COLUMNS  # a problem without exact means: best arm found
+    if tuple(summary.columns) != expected:
+        raise BadFile(f"'{folder / 'summary.csv'}' has columns {list(summary.columns)[:10]}, expected {list(expected)}")
     return RunFrames(stages_frame(records), summary)

@@ -35,6 +35,12 @@ charged (2k + 1 each), the policy is told the query with ``resume`` replaced by 
 state, and the stage record carries it as ``"qmc"`` (JSON). Needs no mitigation. A
 non-resumed stage runs ``qbo.qmc.auto.choose_method`` of the configured estimator.
 
+Zero-call stages: a resumed stage whose arm already meets eps_s spends no call (its state
+comes back unchanged). The policy is told it; if it then asks the very same query again, no
+stage can change anything and the loop would never end, so it stops there as at line 5 (the
+rest is charged at ``recommend()``). ``q-gp-ucb`` with resume never asks such a repeat (an arm
+final at its floor ends the run: ``qbo.algorithms.q_gp_ucb_resume``); the guard holds for any policy.
+
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
 (their count being lower). It reproduces their accounting of what was spent, not their
@@ -97,6 +103,7 @@ def run_stages(
     budget, design, timed = settings.budget, clock.design, clock.timed
     may_exhaust = not isinstance(policy, PolicyBase) or hasattr(type(policy), "exhausted")
     source = _classical_source(executor)
+    idle: Query | None = None  # the last stage's query if it spent no oracle call
     while at.calls < budget:
         init = at.stage < len(design)
         if init:
@@ -104,6 +111,8 @@ def run_stages(
         else:
             query = policy.ask()
             if may_exhaust and getattr(policy, "exhausted", False):
+                break
+            if query == idle:  # a zero-call stage asked again would repeat forever: stop as at line 5
                 break
         if query.epsilon is None:  # one classical sample, one oracle call
             value = clock.sample(query.arm, source)
@@ -115,6 +124,7 @@ def run_stages(
                 break
             value, charged, honest, method, weight_eps, wall, told = outcome
             charged = min(charged, budget - at.calls)
+        idle = query if honest == 0 else None
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
         policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
         record = _record(at, query.arm, query.epsilon, "init" if init else method, charged, honest, value, regret,

@@ -12,20 +12,34 @@ Hoeffding's 8 calls at eps = 0.5. qbo's default IAE sizes its rounds (its first 
 classical k = 0 round with Clopper-Pearson intervals), so measured on the exact target its
 cost model is at or below Hoeffding's for every eps; ``auto`` still guards configurations
 where that is not so (fixed ``shots``, a ``k_max`` cap).
-On a noisy target (``aer:NAME``, ``fake:BACKEND``, ``ibm:BACKEND``) ``auto`` runs the
-noise-aware MLAE (``qbo.qmc.mlae``) instead: IAE and MC both assume the noiseless
-P(1) and their intervals do not cover under decay (issue 9).
+On a noisy target (``aer:NAME``, ``fake:BACKEND``, ``ibm:BACKEND``) ``auto`` runs a noise-aware
+estimator: IAE and MC without a device model assume the noiseless P(1) and their intervals do
+not cover under decay (issue 9). With the target's device model it runs whichever of the
+noise-aware MLAE (``qbo.qmc.mlae``) and the calibration-aware IAE (``qbo.qmc.capped``) the depth
+model predicts reaches the smaller half-width at the budget (issue 24 item 3, ``device_choice``):
+``budget`` when one is given, else MLAE's planned calls for eps. IAE's prediction is its own
+(``CalibrationAwareIAE.predicted_half_width``: bias floor plus sampling); MLAE's is the sampling
+half-width of its best power at the predicted contrast c_k (``mlae_half_width``; it fits the
+decay, so no bias floor is added). Both are idealised the same way (one power, no schedule
+overhead), and a tie goes to MLAE. The choice, both predictions and the budget are in the
+estimate's ``diagnostics['auto_choice']``. Without a device model, MLAE runs as before.
 The noiseless choice compares the two estimators' own cost models (``expected_calls``); it depends
 only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+from typing import Any
 
-from qbo.execution.base import Executor
+from qbo.execution.base import Executor, Target
+from qbo.noise import Snapshot
+from qbo.noise.depth import needed_k, power_noise
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, is_noiseless, unit_epsilon
+from qbo.qmc.base import check_accuracy, declared_noise, is_noiseless, unit_epsilon
+from qbo.qmc.capped import CalibrationAwareIAE
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.lrae import LikelihoodRatioAE, LRState
@@ -38,8 +52,9 @@ from qbo.qmc.result import Estimate
 def choose_method(method: str, target: str, *, mitigation: bool = False, run: bool = False,
                   assume_noiseless: bool = False) -> str:
     """The estimator that runs for the configured ``method`` on ``target``: 'auto' is
-    :class:`AutoEstimator` (LRAE or MC on noiseless targets, MLAE on noisy ones), except with a
-    mitigation, which only IAE and MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
+    :class:`AutoEstimator` (LRAE or MC on noiseless targets; on noisy ones MLAE or the
+    calibration-aware IAE, by the depth model), except with a mitigation, which only IAE and
+    MLAE take: then IAE. In a bandit run (``run``), 'auto' on a
     target with a device model is IAE (calibration-aware), as before LRAE: the hardware cost
     plan (``qbo.execution.plan``) is exact on an ideal device for IAE, and MLAE's schedule
     follows its device prior, so a plan of it is not. ``assume_noiseless`` (``qbo estimate
@@ -66,7 +81,9 @@ def resumed_kind(method: str) -> type[ResumableState] | type[LRState]:
 @dataclass(frozen=True)
 class AutoEstimator:
     """LRAE (IAE when ``iae_options`` configure one) or MC, whichever its cost model predicts
-    is cheaper for (epsilon, alpha), on the noiseless targets; MLAE on noisy ones.
+    is cheaper for (epsilon, alpha), on the noiseless targets; on noisy ones MLAE or the
+    calibration-aware IAE, whichever the depth model predicts narrower at the budget
+    (``device_choice``).
 
     ``iae_options`` configure an IAE candidate (e.g. shots, k_max) in place of LRAE;
     ``mlae_options`` the MLAE (e.g. budget, snapshot).
@@ -95,12 +112,29 @@ class AutoEstimator:
 
     def planned_calls(self, oracle: Oracle) -> float:
         """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it):
-        MLAE's when a device model is given (``mlae_options['snapshot']``: what ``estimate``
-        runs there), else the cheaper of the quantum candidate and MC. A noisy target without a snapshot is
-        planned with the noiseless models."""
-        if self.mlae_options.get("snapshot") is not None:
-            return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).planned_calls(oracle)
+        with a device model (``mlae_options['snapshot']``), that of the method ``device_choice``
+        runs there; else the cheaper of the quantum candidate and MC. A noisy target without a
+        snapshot is planned with the noiseless models."""
+        snapshot = self.mlae_options.get("snapshot")
+        if snapshot is not None:
+            return self.device_choice(oracle, snapshot)[0].planned_calls(oracle)
         return self.expected_calls(unit_epsilon(oracle, self.epsilon))
+
+    def device_choice(self, oracle: Oracle, snapshot: Snapshot
+                      ) -> tuple[MaximumLikelihoodAE | CalibrationAwareIAE, dict[str, Any]]:
+        """MLAE or calibration-aware IAE, whichever the depth model predicts reaches the smaller
+        half-width at the budget (module docstring), and the numbers it compared (unit scale)."""
+        mlae = MaximumLikelihoodAE(self.epsilon, self.alpha, **{**self.mlae_options, "snapshot": snapshot})
+        budget = self.mlae_options.get("budget")
+        calls = float(budget) if budget is not None else mlae.planned_calls(oracle)
+        cap = {} if budget is None else {"max_calls": int(budget)}
+        iae = CalibrationAwareIAE(IterativeAmplitudeEstimation(self.epsilon, self.alpha, **cap), snapshot)
+        eps_unit = unit_epsilon(oracle, self.epsilon)
+        predicted = {"mlae": mlae_half_width(snapshot, oracle, calls, self.alpha, needed_k(eps_unit)),
+                     "iae+pad": iae.predicted_half_width(oracle, calls)}
+        chosen = "iae+pad" if predicted["iae+pad"] < predicted["mlae"] else "mlae"
+        facts = {"chosen": chosen, "calls": calls, "predicted_half_width": predicted}
+        return (iae if chosen == "iae+pad" else mlae), facts
 
     def expected_calls(self, epsilon_unit: float) -> float:
         mc = MonteCarloEstimator(self.epsilon, self.alpha, self.iae_options.get("max_calls"))
@@ -109,5 +143,30 @@ class AutoEstimator:
     @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         if not is_noiseless(executor.target):
-            return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
+            snapshot = self.mlae_options.get("snapshot")
+            if snapshot is None:
+                noise = declared_noise(executor.target)
+                snapshot = noise.snapshot() if isinstance(noise, Target) else None
+            if snapshot is None:  # no device model: MLAE's own prior
+                return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
+            estimator, facts = self.device_choice(oracle, snapshot)
+            est = estimator.estimate(oracle, executor)
+            note = (f"auto ran {facts['chosen']}: predicted half-width (amplitude scale) at {facts['calls']:.4g} calls "
+                    + ", ".join(f"{k} {v:.3g}" for k, v in facts["predicted_half_width"].items()))
+            return replace(est, note=f"{note}; {est.note}" if est.note else note,
+                           diagnostics={**est.diagnostics, "auto_choice": facts})
         return self.choose(oracle).estimate(oracle, executor)
+
+
+def mlae_half_width(snapshot: Snapshot, oracle: Oracle, calls: float, alpha: float, k_top: int,
+                    k_limit: int = 256) -> float:
+    """MLAE's predicted half-width (unit scale) after ``calls``: min over k <= min(k_top,
+    ``k_limit``) of z sqrt((2k + 1) / N) / ((4k + 2) c_k), the theta half-width of N / (2k + 1)
+    shots at power k whose contrast c_k the depth model predicts (``power_noise``); at most 1/2."""
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    best = 0.5
+    for k in range(min(k_top, k_limit) + 1):
+        contrast = power_noise(snapshot, oracle, k).contrast
+        if contrast > 0:
+            best = min(best, z * math.sqrt((2 * k + 1) / max(calls, 1.0)) / ((4 * k + 2) * contrast))
+    return best

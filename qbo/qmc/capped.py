@@ -66,6 +66,7 @@ from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
 USABLE_PAD = 0.25
 MIN_SAMPLING = 1 / 64  # smallest sampling half-width an out-of-reach IAE aims at for a width <= 1/2
+PROBE_SHOTS = 100  # the k = 0 round an estimate with a proven floor of 1/2 still runs (never 0 calls)
 
 
 @caches.lru(maxsize=1 << 14)
@@ -143,6 +144,7 @@ class DevicePlan:
     variance: float = 1.0  # a round's variance per shot relative to a plain round
     cost: float = 1.0  # a round's oracle calls per shot relative to a plain round
     unmitigated: bool = False  # the mitigation's pads were worse at every power: plain rounds ran
+    hopeless: bool = False  # the bias bound is >= 1/2 at every usable power: the floor is the whole range
 
 
 @dataclass(frozen=True)
@@ -172,9 +174,26 @@ class CalibrationAwareIAE:
         return _device_plan(self, oracle)
 
     def planned_calls(self, oracle: Oracle) -> float:
-        """Cost model of the capped, padded IAE for ``oracle`` (its pads included)."""
-        iae, _ = self.plan(oracle)
-        return iae.expected_calls(unit_epsilon(oracle, iae.epsilon))
+        """Cost model of the capped, padded IAE for ``oracle`` (its pads included); with a
+        proven floor of 1/2, the one k = 0 probe round (``PROBE_SHOTS`` at its cost per shot)."""
+        device = self.device_plan(oracle)
+        if device.hopeless:
+            return float(PROBE_SHOTS * device.cost)
+        return device.iae.expected_calls(unit_epsilon(oracle, device.iae.epsilon))
+
+    def predicted_half_width(self, oracle: Oracle, calls: float) -> float:
+        """The padded half-width (unit scale) the depth model predicts ``calls`` reach: the best
+        usable power's bias bound plus a sampling half-width z sqrt(v (2k + 1) / N) / (4k + 2)
+        (plain shots' theta width, scaled by the mitigation's variance and cost per shot),
+        at most 1/2. ``qbo.qmc.auto`` compares methods by it."""
+        device = self.device_plan(oracle)
+        z = NormalDist().inv_cdf(1 - self.iae.alpha / 2)
+        usable = [k for k, p in enumerate(device.pads[: device.cap + 1]) if p <= USABLE_PAD] or [0]
+        best = 0.5
+        for k in usable:
+            shots = max(calls, 1.0) / ((2 * k + 1) * device.cost)
+            best = min(best, amplitude_bias_on(k, device.pads[k]) + z * math.sqrt(device.variance / shots) / (4 * k + 2))
+        return best
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
@@ -183,7 +202,7 @@ class CalibrationAwareIAE:
     @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
         device = self.device_plan(oracle)
-        est = device.iae.estimate(oracle, executor)
+        est = _probe(device, oracle, executor) if device.hopeless else device.iae.estimate(oracle, executor)
         eps_unit = unit_epsilon(oracle, self.iae.epsilon)
         if device.iae.epsilon != self.iae.epsilon:  # ran to a reachable eps: the verdict is on the asked one
             reached = est.half_width <= self.iae.epsilon * (1 + 1e-9)
@@ -191,7 +210,10 @@ class CalibrationAwareIAE:
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
         name = self.snapshot.name
-        if device.k_max is None:
+        if device.hopeless:
+            depth = (f"the predicted noise bias is at least half the range at every usable Grover power: "
+                     f"one k = 0 round of {PROBE_SHOTS} shots ran")
+        elif device.k_max is None:
             depth = f"the predicted noise bias exceeds {self.fraction} eps at every Grover power; capped at k={device.cap}"
         elif device.cap < needed_k(eps_unit):
             depth = f"Grover powers capped at k_max={device.cap} by {name}'s calibration"
@@ -244,7 +266,24 @@ def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     kept = pads[: cap + 1]
     estimator = BiasPad(kept, f"{cfg.snapshot.name}/{oracle.key}") if mitigation is None else mitigation.with_pads(kept)
     iae = replace(cfg.iae, epsilon=run_eps, k_max=cap, mitigation=estimator)
-    return DevicePlan(iae, k_max, cap, pads, variance, cost, unmitigated)
+    hopeless = k_max is None and bounds[cap] >= 0.5
+    return DevicePlan(iae, k_max, cap, pads, variance, cost, unmitigated, hopeless)
+
+
+def _probe(device: DevicePlan, oracle: Oracle, executor: Executor) -> Estimate:
+    """One padded k = 0 round of ``PROBE_SHOTS`` (issue 24 item 3: never 0 calls): the bias
+    bound is >= 1/2 at every usable power, so its interval is the whole range; its value is the
+    round's own (the noisy, mitigated where a mitigation runs, probability)."""
+    start = time.perf_counter()
+    iae, padded = device.iae, device.iae.mitigation
+    if padded is None:  # _device_plan always sets the padded estimator
+        raise RuntimeError("a device plan without its padded estimator")
+    result = padded.bind(executor, oracle).estimate(0, PROBE_SHOTS, iae.alpha)
+    return to_estimate(
+        oracle, result.p_low, result.p_high, min(max(result.value, 0.0), 1.0), epsilon=iae.epsilon, alpha=iae.alpha,
+        rounds=tuple(result.rounds), wall_time=time.perf_counter() - start, method=f"iae+{padded.name}",
+        target=executor.target, reached_epsilon=False,
+    )
 
 
 def _floor_power(pads: Sequence[float], bounds: Sequence[float]) -> int:
@@ -294,11 +333,15 @@ def reachability(
         z = NormalDist().inv_cdf(1 - est.alpha / 2)
         shots = variance * (z / ((4 * best + 2) * (eps_unit - floor))) ** 2
         calls = float(est.oracle_calls + math.ceil(shots) * (2 * best + 1) * cost)
+    floor = min(floor, 0.5) * scale  # a bias bound past the range says only: anywhere in it
     return {
         "reachable_half_width": est.half_width,
-        "epsilon_floor": min(floor, 0.5) * scale,  # a bias bound past the range says only: anywhere in it
+        "epsilon_floor": floor,
         "calls_for_epsilon": calls,
         "floor_power": best,
+        # the bias floor alone is as wide as the interval, or rules out any interval 1/2 wide or
+        # narrower: no budget gives a useful one (issue 24 item 3)
+        "floor_proven": floor >= min(est.half_width, 0.25 * scale) * (1 - 1e-9),
     }
 
 
@@ -312,7 +355,8 @@ def _reach_note(diagnostics: dict[str, Any]) -> str:
     floor = diagnostics["epsilon_floor"]
     calls = diagnostics["calls_for_epsilon"]
     if calls is None:
-        return f"not reachable at any budget: the noise-bias floor is {floor:.3g} (half-width)"
+        proven = "; no budget gives an interval narrower than its floor" if diagnostics.get("floor_proven") else ""
+        return f"not reachable at any budget: the noise-bias floor is {floor:.3g} (half-width){proven}"
     return f"about {calls:.3g} honest calls would reach it (floor {floor:.3g})"
 
 
@@ -370,7 +414,8 @@ class CalibrationAwareMC:
         if not reached and pad < eps:
             calls = float(hoeffding_shots(eps - pad, self.mc.alpha))
         diagnostics = {"reachable_half_width": est.half_width, "epsilon_floor": pad * scale,
-                       "calls_for_epsilon": calls, "floor_power": 0}
+                       "calls_for_epsilon": calls, "floor_power": 0,
+                       "floor_proven": pad * scale >= min(est.half_width, 0.25 * scale) * (1 - 1e-9)}
         note = "the interval covers the predicted noise bias at k = 0"
         if not reached:
             reach = _reach_note(diagnostics)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
+from qbo.qmc.lr_kernel import loglik_point
 from qbo.qmc.result import Round
 
 HALF_PI = 0.5 * math.pi
@@ -45,7 +46,8 @@ def loglik(theta: np.ndarray, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) ->
 
 
 def loglik1(theta: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> float:
-    return float(loglik(np.array([theta]), ks, ns, hs)[0])
+    """l(theta) at one theta (``qbo.qmc.lr_kernel``: compiled where numba is installed)."""
+    return float(loglik_point(float(theta), ks, ns, hs))
 
 
 @dataclass(frozen=True)

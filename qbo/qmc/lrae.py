@@ -1,17 +1,21 @@
-"""Likelihood-ratio amplitude estimation (LRAE): doubling Grover powers, one likelihood over
+"""Likelihood-ratio amplitude estimation (LRAE): geometric Grover powers, one likelihood over
 every round, a likelihood-ratio interval; resumable across visits of an arm.
 
 Schedule. With a = sin^2(theta), a shot of Q^k A reads 1 with p_k = sin^2(K theta), K = 2k + 1
 (Brassard et al. 2002; Suzuki et al. 2020 use exponential powers with maximum likelihood).
 One shot at K carries Fisher information 4 K^2 on theta whatever theta is, and costs K calls
 (``qbo.grover.oracle_calls``), so deep powers are cheap per unit of information; what limits
-the depth is ambiguity: p_K repeats every pi / K in theta. LRAE grows the power as
-K -> 2 K + 1 (never deeper than pi / width of the set still plausible at the loose
-``lr_interval.LOCALISE`` level, so that set holds less than one period of the new power) with ``shots``
-shots per power; once the information still missing to reach eps fits in fewer than
-``shots`` shots at the next power, the last round takes just those shots. The constant
-eps * calls is then about z sqrt(shots) sqrt(3) / 4 at a = 1/2 (z: the normal quantile of
-alpha; docs/estimators.md derives it), against z^2-like growth of union-bound schemes.
+the depth is ambiguity: p_K repeats every pi / K in theta. LRAE grows the power by up to
+``GROWTH`` (1.7) a level, with ``default_shots`` = 7 shots a level (``SHOTS_0``; q: Wilks'
+threshold), so that the older powers' information rules out the new power's mirror alias
+(placed a quarter period away, p_K near 1/2); once the information still missing to reach eps
+fits in fewer than a level's shots at the next power, the last round takes ``FINAL_SHARE`` of
+it, the interval is checked, and the rest follows only if the interval is still too wide. A
+likelihood set ``SPLIT_RATIO`` Gaussian widths wide holds two modes: a round at the power that
+separates them best per call (at most ``SPLIT_SHOTS`` of a level) comes first. The constant
+eps * calls then grows like z sqrt(shots) (docs/estimators.md), against z^2-like growth of
+union-bound schemes; the constants were chosen by simulated cost
+at delta = 1e-6 with coverage checked at 0.05, 1e-2 and 1e-3 (bench/qmc.py).
 
 Interval. After every round, the log-likelihood of all rounds,
 l(theta) = sum_i h_i log sin^2(K_i theta) + (n_i - h_i) log cos^2(K_i theta), is maximised
@@ -50,8 +54,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.special import chdtri
 
+from qbo import caches
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
@@ -68,21 +73,27 @@ __all__ = [
 METHOD = "lrae"
 METHOD_RESUMED = "lrae-resumed"
 MAX_ROUNDS = 400
-BOOST = 1.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
+BOOST = 0.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
 PHASE_SLACK = 1.25  # a new power may be up to this factor off the one asked, to sit where p_K is near 1/2
-TOP_UP = 0.05  # an interval the Gaussian model calls done but is not: add this share of the information
+GROWTH = 1.7  # a new power is up to GROWTH times the deepest (docs/estimators.md: 2 cost more at 1e-6)
+SHOTS_Q, SHOTS_0 = 0.0, 7  # shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (default_shots): 7 at every alpha
+TOP_UP = 0.02  # an interval the Gaussian model calls done but is not: add this share of the information
+FINAL_SHARE = 0.8  # the round that should reach eps takes this share of the missing information first
+SPLIT_SHOTS = 0.25  # a split round takes at most this share of a full level's shots
+SPLIT_RATIO = 4.0  # a likelihood set this many Gaussian widths wide holds two modes: split them first
 Sampler = Callable[[int, int], Round]
 
 
+@caches.lru(maxsize=256)
 def threshold(alpha: float) -> float:
     """Wilks' threshold on 2 (l_max - l(theta)): the chi^2_1 quantile at 1 - alpha."""
-    return float(chi2.isf(alpha, 1))
+    return float(chdtri(1, alpha))
 
 
 def default_shots(alpha: float) -> int:
-    """Least shots per power: q / 4 + 7 (q = ``threshold(alpha)``), so that the older powers
-    rule out the new power's aliases with room to spare at level alpha (docs/estimators.md)."""
-    return math.ceil(0.25 * threshold(alpha)) + 7
+    """Shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (q = ``threshold(alpha)``), so that the
+    older powers rule out the new power's aliases at level alpha (docs/estimators.md)."""
+    return math.ceil(SHOTS_Q * threshold(alpha)) + SHOTS_0
 
 
 def refinement_level(alpha: float, j: int) -> float:
@@ -104,17 +115,17 @@ def floor_level(alpha: float, eps: float, eps_floor: float, bins: tuple[int, ...
 
 
 def _theta_half_width(theta: float, eps: float) -> float:
-    """The largest w with (sin^2 min(theta + w, pi/2) - sin^2 max(theta - w, 0)) / 2 <= eps."""
-    def width(w: float) -> float:
-        return 0.5 * (math.sin(min(theta + w, HALF_PI)) ** 2 - math.sin(max(theta - w, 0.0)) ** 2)
-
-    lo, hi = 0.0, HALF_PI
-    if width(hi) <= eps:
-        return hi
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if width(mid) <= eps else (lo, mid)
-    return lo
+    """The largest w with (sin^2 min(theta + w, pi/2) - sin^2 max(theta - w, 0)) / 2 <= eps, in
+    closed form: unclipped, the width is sin(2 theta) sin(2 w) / 2; past the nearer end of
+    [0, pi/2] it is sin^2(theta + w) / 2 (theta <= pi/4) or cos^2(theta - w) / 2."""
+    if eps >= 0.5:
+        return HALF_PI
+    s2 = math.sin(2.0 * theta)
+    if 0.5 * s2 * math.sin(2.0 * min(theta, HALF_PI - theta)) > eps:
+        return 0.5 * math.asin(2.0 * eps / s2)
+    if theta <= 0.25 * math.pi:
+        return math.asin(math.sqrt(2.0 * eps)) - theta
+    return theta - math.acos(math.sqrt(2.0 * eps))
 
 
 def _information(rounds: tuple[Round, ...]) -> float:
@@ -127,9 +138,10 @@ def _next_round(rounds: tuple[Round, ...], iv: Interval, eps: float, q: float, s
     """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate."""
     k_last = max(r.k for r in rounds)
     info = _information(rounds)
-    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info:
+    if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info or (
+            SPLIT_RATIO > 0 and iv.theta_high - iv.theta_low > SPLIT_RATIO * 2.0 * math.sqrt(q / info)):
         return _split(iv.theta_low, iv.theta_high, q, k_last, shots, k_max)
-    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max)
+    return _plan(iv.theta_hat, eps, q, info, k_last, shots, k_max, FINAL_SHARE)
 
 
 def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_max: int | None) -> tuple[int, int]:
@@ -142,17 +154,17 @@ def _split(theta_a: float, theta_b: float, q: float, k_last: int, shots: int, k_
     dp = np.sin(cands * theta_a) ** 2 - np.sin(cands * theta_b) ** 2
     i = int(np.argmax(dp * dp / cands))
     n = math.ceil(q / (4.0 * max(float(dp[i] ** 2), 1e-12)))
-    return int(cands[i] - 1) // 2, int(min(max(n, 1), shots))
+    return int(cands[i] - 1) // 2, int(min(max(n, 1), max(1, math.ceil(SPLIT_SHOTS * shots))))
 
 
 def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: int,
-          k_max: int | None) -> tuple[int, int]:
+          k_max: int | None, share: float = 1.0) -> tuple[int, int]:
     """The round after a deepest power ``k_last`` (every power holds >= ``shots`` shots) when the
     information so far is ``info`` and the estimate is theta.
 
     The information still missing for amplitude half-width eps is q / w^2 - info (w: the theta
     half-width giving eps at theta; at least TOP_UP of ``info``, when the model calls done what
-    the interval is not). If ``shots`` shots at K -> 2K + 1 cannot supply it: a full level
+    the interval is not). If ``shots`` shots at K -> GROWTH K cannot supply it: a full level
     there. If the power that supplies it with ``shots`` shots is no deeper than the deepest:
     the missing shots at the deepest. Else a last level of ``shots`` shots at the least power
     that supplies it. A new power is placed where K theta is nearest an odd multiple of pi / 4
@@ -160,17 +172,17 @@ def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: i
     period away, where the older powers rule it out."""
     w = _theta_half_width(theta, eps)
     big_last = 2 * k_last + 1
-    big_cap = 2 * big_last + 1
+    big_cap = max(big_last + 2, int(GROWTH * big_last) + 1)
     if k_max is not None:
         big_cap = min(big_cap, 2 * k_max + 1)
     missing = max(q / (w * w) - info, TOP_UP * info)
     if missing <= 4.0 * shots * big_last * big_last or big_cap <= big_last:
-        return k_last, max(1, math.ceil(missing / (4.0 * big_last * big_last)))
+        return k_last, max(1, math.ceil(share * missing / (4.0 * big_last * big_last)))
     low = max(big_last + 2, int(big_cap / PHASE_SLACK))
     big_k = _phase_power(theta, low, big_cap)
     n = math.ceil(missing / (4.0 * big_k * big_k))
     if n <= shots:
-        return (big_k - 1) // 2, n
+        return (big_k - 1) // 2, max(1, math.ceil(share * missing / (4.0 * big_k * big_k)))
     return (big_k - 1) // 2, level_shots(shots, big_k, q / (w * w))
 
 
