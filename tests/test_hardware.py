@@ -516,7 +516,8 @@ def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     A local job dies with its process, so the crashed request is journalled 'lost' and run
     again; the finished one is reused from the journal.
     """
-    retry = RetryPolicy(max_attempts=200, timeout_s=0.5, base_delay=0, poll_s=0.05, poll_max_s=0.2)
+    # waits of 0.01 s: shorter than any local job (a 1-2 qubit layout simulates in tens of ms)
+    retry = RetryPolicy(max_attempts=2000, timeout_s=0.01, base_delay=0, poll_s=0.005, poll_max_s=0.01)
     conn = FaultyConnection(LocalConnection(), FaultPlan(transient={0}, crash=2))
 
     def local(connection):
@@ -536,7 +537,7 @@ def test_local_mode_end_to_end_on_fake_brisbane(tmp_path):
     events = [e["event"] for e in entries]
     assert events.count("submitted") == 3 and events.count("lost") == 1 and events.count("done") == 2
     assert events.count("resubmit") == 1  # rule "lost": a local job cannot outlive its process
-    assert "timeout" in events  # a local job takes seconds; each 0.5 s wait ran out and was retried
+    assert "timeout" in events  # each 0.01 s wait ran out and was retried
     assert duplicate_submissions(entries) == []
     resumed.close()
 

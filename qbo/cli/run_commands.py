@@ -61,12 +61,12 @@ def run(
         cfg, records = _run(config, problem, algorithms, budget, trials, target, seed, estimator, accounting,
                             lengthscale, mitigation, folder, resume is not None, yes, workers, scheduler, show)
         typer.echo(format_table(summarise(records, cfg)))
+        if cfg.accounting == "reference":
+            typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
+        typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
     except Interrupted as exc:  # the journals are cut back to their last commit and the lock is released
-        exc.note = interrupted_line(folder)  # qbo.cli.app prints it
+        exc.note = interrupted_line(folder)  # qbo.cli.app prints it; also while the last lines print
         raise
-    if cfg.accounting == "reference":
-        typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
-    typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
 
 
 def interrupted_line(folder: Path) -> str:
