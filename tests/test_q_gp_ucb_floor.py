@@ -5,6 +5,7 @@ the stage loop cannot repeat a zero-call stage forever (``qbo.experiments.trial`
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from qbo.algorithms import make_policy
 from qbo.algorithms.base import Query
@@ -14,7 +15,7 @@ from qbo.experiments.defaults import policy_options
 from qbo.experiments.trial import StageSettings, run_stages
 from qbo.problems import make_problem
 from qbo.qmc.lrae import LRState
-from qbo.qmc.resumable import arm_state_from_json
+from qbo.qmc.resumable import ResumableState, arm_state_from_json
 
 
 def test_resumed_q_gp_ucb_whose_arms_reach_the_floor_ends_within_budget() -> None:
@@ -23,7 +24,7 @@ def test_resumed_q_gp_ucb_whose_arms_reach_the_floor_ends_within_budget() -> Non
     asked below the floor, and every stage either spent calls or lowered its arm's eps."""
     budget = 200_000
     problem = make_problem("synthetic-bernoulli", seed=0, num_arms=6)
-    options = policy_options("q-gp-ucb", problem, budget, {"resume": True, "beta": 1.4, "eps_min": 0.02})
+    options = policy_options("q-gp-ucb", problem, budget, {"resume": True, "spending": "eps", "beta": 1.4, "eps_min": 0.02})
     policy = make_policy("q-gp-ucb", problem.arms, **options)
     assert policy.floor == 0.02 and options["reward_range"] == 1.0
     records = list(run_stages(problem, policy, ExactExecutor(seed=1), StageSettings(budget)))
@@ -57,3 +58,15 @@ def test_a_zero_call_stage_asked_again_stops_the_stage_loop() -> None:
     assert records[0]["honest_calls"] > 0 and records[1]["honest_calls"] == 0
     assert records[-1]["cum_calls"] == 50_000
     np.testing.assert_equal(policy.visits, [2, 0, 0, 0])
+
+
+def test_resumed_q_gp_ucb_spends_by_index_by_default_and_refuses_an_unknown_spending() -> None:
+    """Index spending is the default (it measured lower regret in this policy, docs/estimators.md):
+    ResumableState per arm, the floor is eps_min, exhaustion is StagedPolicy's rule."""
+    problem = make_problem("synthetic-bernoulli", seed=0, num_arms=6)
+    options = policy_options("q-gp-ucb", problem, 20_000, {"resume": True})
+    policy = make_policy("q-gp-ucb", problem.arms, **options)
+    assert policy.config.spending == "index" and policy.floor == policy.config.eps_min
+    assert all(type(s) is ResumableState and s.alpha == policy.alpha for s in policy.states)
+    with pytest.raises(ValueError, match="spending must be one of index, eps, got 'fast'"):
+        make_policy("q-gp-ucb", problem.arms, **(options | {"spending": "fast"}))

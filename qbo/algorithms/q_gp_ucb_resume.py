@@ -16,13 +16,16 @@ eps_s, x_s choice and the doubling identity of App. D, is exactly Alg. 1's; only
 estimate at x_s is a single, cheaper-to-reach, interval of all the shots at x_s. With
 ``weights="achieved"`` the weight is that of the refined interval's half-width.
 
-Failure budget: each arm's resumed estimate gets alpha = delta / (2 m) (m arms), spent by eps
-above the floor as in ``qbo.algorithms.resumed`` (LRAE; IAE keeps index spending); all
+Failure budget: each arm's resumed estimate gets alpha = delta / (2 m) (m arms), split over
+its refinements as in ``qbo.qmc.resumable`` (``spending="index"``, the default: alpha
+6 / (pi^2 j^2) at the j-th refinement) or, with ``spending="eps"``, spent by eps above the
+floor as in ``qbo.algorithms.resumed`` (LRAE; IAE keeps index spending; docs/estimators.md
+says why index is the default: it measured lower regret inside this policy); all
 intervals hold at all stages with probability >= 1 - delta / 2, the same total as Alg. 1's
 m_bar stages at delta / (2 m_bar).  ``reward_range`` (high - low of the rewards' window, set
 from the problem as for ``q-ucb-halve``) turns the reward-unit floor into the amplitude floor.
 
-The floor, ``spending_floor(eps_min, T)`` = max(eps_min, 1 / T) (reward units).  A stage asks
+With ``spending="eps"``: the floor, ``spending_floor(eps_min, T)`` = max(eps_min, 1 / T) (reward units).  A stage asks
 ``max(eps_eq, floor)``; when Alg. 1's raw eps_s = sigma~_{s-1}(x_s) / sqrt(lambda) (line 3) is
 below the floor the policy reports ``exhausted`` and the stage loop ends as at line 5 (the
 rest is charged at ``recommend()``): line 3's ``eps_min`` rule with eps_min raised to the
@@ -48,9 +51,11 @@ from qbo.algorithms.gp_ucb import QGPUCB, QGPUCBConfig
 from qbo.algorithms.models import build_surrogate
 from qbo.algorithms.resumed import spending_floor
 from qbo.qmc.lrae import LRState
-from qbo.qmc.resumable import ArmState, arm_state_from_json
+from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
 
-__all__ = ["QGPUCBResumable", "QGPUCBResumableConfig"]
+__all__ = ["QGPUCBResumable", "QGPUCBResumableConfig", "SPENDINGS"]
+
+SPENDINGS = ("index", "eps")  # index: alpha 6/(pi^2 j^2) per refinement (the default); eps: by eps above the floor
 
 
 @dataclass(frozen=True)
@@ -60,10 +65,13 @@ class QGPUCBResumableConfig(QGPUCBConfig):
 
     resume: bool = False
     reward_range: float = 1.0
+    spending: str = "index"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_float("reward_range", self.reward_range, low=0.0)
+        if self.spending not in SPENDINGS:
+            raise ValueError(f"spending must be one of {', '.join(SPENDINGS)}, got {self.spending!r}")
         if not isinstance(self.resume, bool):
             raise ValueError(f"resume must be true or false, got {self.resume!r}")
         if self.resume and (self.model != "exact" or self.lengthscale_spec.mode != "fixed"):
@@ -79,16 +87,21 @@ class QGPUCBResumable(QGPUCB):
         self.resumes = self.resume
         if self.resume:
             self.alpha = self.config.delta / (2.0 * self.num_arms)
-            self.floor = spending_floor(self.config.eps_min, self.config.budget, math.inf)
-            unit_floor = min(self.floor / float(self.config.reward_range), 0.25)
-            self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
+            self.by_eps = self.config.spending == "eps"
+            if self.by_eps:
+                self.floor = spending_floor(self.config.eps_min, self.config.budget, math.inf)
+                unit_floor = min(self.floor / float(self.config.reward_range), 0.25)
+                self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
+            else:
+                self.floor = float(self.config.eps_min)
+                self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]
             self.latest: dict[int, tuple[float, float]] = {}
 
     @property
     def exhausted(self) -> bool:
         """Without resume, ``StagedPolicy``'s rule; with it, the raw eps_s is below the floor
-        (module docstring)."""
-        if not self.resume:
+        (module docstring); with index spending, ``StagedPolicy``'s rule."""
+        if not self.resume or not self.by_eps:
             return super().exhausted
         self.ask()
         return self._raw_eps < self.floor
