@@ -61,7 +61,7 @@ def test_a_zero_call_stage_asked_again_stops_the_stage_loop() -> None:
 
 
 def test_resumed_q_gp_ucb_spends_by_index_by_default_and_refuses_an_unknown_spending() -> None:
-    """Index spending is the default (it measured lower regret in this policy, docs/estimators.md):
+    """Index spending is the default (lower regret in this policy, docs/estimators.md):
     ResumableState per arm, the floor is eps_min, exhaustion is StagedPolicy's rule."""
     problem = make_problem("synthetic-bernoulli", seed=0, num_arms=6)
     options = policy_options("q-gp-ucb", problem, 20_000, {"resume": True})

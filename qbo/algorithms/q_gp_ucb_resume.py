@@ -20,7 +20,7 @@ Failure budget: each arm's resumed estimate gets alpha = delta / (2 m) (m arms),
 its refinements as in ``qbo.qmc.resumable`` (``spending="index"``, the default: alpha
 6 / (pi^2 j^2) at the j-th refinement) or, with ``spending="eps"``, spent by eps above the
 floor as in ``qbo.algorithms.resumed`` (LRAE; IAE keeps index spending; docs/estimators.md
-says why index is the default: it measured lower regret inside this policy); all
+says why index is the default: it gave lower regret inside this policy); all
 intervals hold at all stages with probability >= 1 - delta / 2, the same total as Alg. 1's
 m_bar stages at delta / (2 m_bar).  ``reward_range`` (high - low of the rewards' window, set
 from the problem as for ``q-ucb-halve``) turns the reward-unit floor into the amplitude floor.
