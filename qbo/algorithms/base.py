@@ -37,7 +37,7 @@ class Query:
     ``arm``: index into the arms array.  ``epsilon``: target QMC half-width in reward units, or
     None for one classical sample.  ``alpha``: QMC failure probability for this stage (None for
     classical queries).  ``resume``: for resumable policies, the arm's
-    ``qbo.qmc.resumable.ResumableState``; the stage loop refines it to ``epsilon`` and tells
+    ``qbo.qmc.resumable.ArmState`` (an ``LRState`` or a ``ResumableState``); the stage loop refines it to ``epsilon`` and tells
     the policy the query with ``resume`` replaced by the refined state (None: a fresh QMC).
     ``horizon``: the evaluation time a time-aware acquisition assumed (seed 000 Eqs. (3)-(5));
     None where it assumed none.

@@ -1,8 +1,8 @@
 """Per-arm resumable QMC estimates for quantum policies (``qbo.qmc.resumable``).
 
 A policy built on :class:`ResumedArms` keeps one resumed state per arm (``qbo.qmc.resumable.ArmState``:
-a blank ``ResumableState`` until the stage loop first refines it with the run's estimator,
-LRAE's ``LRState`` under 'auto', ``qbo.qmc.auto.resumed_kind``) and asks with
+a blank ``LRState`` spending by eps above the policy's floor (below), which the stage loop
+turns into the run's estimator's state where that is not LRAE, ``qbo.qmc.auto.resumed_kind``) and asks with
 ``Query(arm, eps, alpha_arm, resume=state)``. The stage loop (``qbo.experiments.trial``)
 refines that state to ``eps`` on the arm's oracle, charges only the new shots, and tells
 the policy the query with ``resume`` replaced by the refined state. The policy stores it,

@@ -128,7 +128,7 @@ class AutoEstimator:
         budget = self.mlae_options.get("budget")
         calls = float(budget) if budget is not None else mlae.planned_calls(oracle)
         cap = {} if budget is None else {"max_calls": int(budget)}
-        iae = CalibrationAwareIAE(IterativeAmplitudeEstimation(self.epsilon, self.alpha, **cap), snapshot)
+        iae = CalibrationAwareIAE(IterativeAmplitudeEstimation(self.epsilon, self.alpha, **{**self.iae_options, **cap}), snapshot)
         eps_unit = unit_epsilon(oracle, self.epsilon)
         predicted = {"mlae": mlae_half_width(snapshot, oracle, calls, self.alpha, needed_k(eps_unit)),
                      "iae+pad": iae.predicted_half_width(oracle, calls)}
