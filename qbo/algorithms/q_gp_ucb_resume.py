@@ -49,8 +49,7 @@ import numpy as np
 from qbo.algorithms.base import Query, check_float
 from qbo.algorithms.gp_ucb import QGPUCB, QGPUCBConfig
 from qbo.algorithms.models import build_surrogate
-from qbo.algorithms.resumed import spending_floor
-from qbo.qmc.lrae import LRState
+from qbo.algorithms.resumed import blank_states, spending_floor
 from qbo.qmc.resumable import ArmState, ResumableState, arm_state_from_json
 
 __all__ = ["QGPUCBResumable", "QGPUCBResumableConfig", "SPENDINGS"]
@@ -90,8 +89,8 @@ class QGPUCBResumable(QGPUCB):
             self.by_eps = self.config.spending == "eps"
             if self.by_eps:
                 self.floor = spending_floor(self.config.eps_min, self.config.budget, math.inf)
-                unit_floor = min(self.floor / float(self.config.reward_range), 0.25)
-                self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
+                self.states: list[ArmState] = blank_states(self.num_arms, self.alpha, self.floor,
+                                                           float(self.config.reward_range))
             else:
                 self.floor = float(self.config.eps_min)
                 self.states = [ResumableState(self.alpha) for _ in range(self.num_arms)]

@@ -39,7 +39,7 @@ from qbo.algorithms.base import PolicyBase, Query, check_float, check_int_opt
 from qbo.qmc.lrae import LRState
 from qbo.qmc.resumable import ArmState, arm_state_from_json
 
-__all__ = ["ResumedArms", "ResumedConfig", "resolve_delta", "spending_floor"]
+__all__ = ["ResumedArms", "ResumedConfig", "blank_states", "resolve_delta", "spending_floor"]
 
 
 def resolve_delta(delta: float | None, budget: int | None) -> float:
@@ -49,6 +49,13 @@ def resolve_delta(delta: float | None, budget: int | None) -> float:
     if budget is None:
         raise ValueError("resumable quantum policies need budget (T) or delta, got neither")
     return 1.0 / max(int(budget), 2)
+
+
+def blank_states(num_arms: int, alpha: float, floor: float, reward_range: float) -> list[ArmState]:
+    """One blank ``LRState`` per arm with failure budget ``alpha``, spending by eps above ``floor``
+    (reward units, turned into amplitude units by ``reward_range``, at most 0.25; 0: index spending)."""
+    unit_floor = min(floor / reward_range, 0.25) if floor > 0 else 0.0
+    return [LRState(alpha, eps_floor=unit_floor) for _ in range(num_arms)]
 
 
 def spending_floor(eps_min: float, budget: int | None, eps0: float) -> float:
@@ -99,8 +106,7 @@ class ResumedArms(PolicyBase):
         self.alpha = delta / self.num_arms
         self.reward_range = float(reward_range)
         self.floor = float(floor)
-        unit_floor = min(self.floor / self.reward_range, 0.25) if self.floor > 0 else 0.0
-        self.states: list[ArmState] = [LRState(self.alpha, eps_floor=unit_floor) for _ in range(self.num_arms)]
+        self.states: list[ArmState] = blank_states(self.num_arms, self.alpha, self.floor, self.reward_range)
         self.visits = np.zeros(self.num_arms, dtype=int)
 
     def interval(self, arm: int) -> tuple[float, float]:
