@@ -1,7 +1,7 @@
 """The house rules of qbo's layout, checked on the source (issue 8).
 
 Imports run one way: cli -> experiments -> algorithms -> (gp, qmc, mitigation, problems) ->
-(noise, oracles, execution, grover) -> (files, errors). Every import counts, function-local and
+(noise, oracles, execution, grover) -> (compiling, files, errors). Every import counts, function-local and
 ``TYPE_CHECKING`` ones included, so a circle cannot hide behind a late import.
 """
 
@@ -21,7 +21,7 @@ RANK = {
     "cli": 6, "experiments": 5, "algorithms": 4,
     "gp": 3, "qmc": 3, "mitigation": 3, "problems": 3,
     "noise": 2, "oracles": 2, "oracle_specs": 2, "execution": 2, "grover": 2, "sampling": 2,
-    "files": 1, "errors": 1, "limits": 1, "caches": 1, "__init__": 0,
+    "compiling": 1, "files": 1, "errors": 1, "limits": 1, "caches": 1, "__init__": 0,
 }
 
 

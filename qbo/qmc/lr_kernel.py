@@ -12,14 +12,10 @@ import math
 
 import numpy as np
 
-try:  # the optional extra 'fast'; the same function runs as Python without it
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised where numba is not installed
-    _numba = None
+from qbo.compiling import COMPILED, jit
 
 __all__ = ["COMPILED", "loglik_point"]
 
-COMPILED = _numba is not None
 TINY = 1e-300
 
 
@@ -35,4 +31,4 @@ def _loglik_point(theta: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) 
     return total
 
 
-loglik_point = _numba.njit(cache=True, nogil=True)(_loglik_point) if _numba is not None else _loglik_point
+loglik_point = jit(_loglik_point)

@@ -1,0 +1,53 @@
+"""numba where it is installed (the optional extra ``fast``), plain Python where not: ``jit``
+compiles a function with no Python objects, cached on disk, or returns it unchanged.
+
+Compiles are ``uninterrupted`` blocks (``qbo.files``): a SIGINT or SIGTERM landing while numba
+compiles or loads a cached kernel waits for the compile to end, then raises ``Interrupted`` as
+anywhere else. Raised inside numba's LLVM callbacks it would be printed as an ignored
+exception and lost. The hook listens to numba's compiler-lock event, which numba ends after
+releasing the lock, so the raise leaves numba's state clean. Main thread only: signals are
+delivered there, and a worker thread's compile must not hold them back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from qbo.files import uninterrupted
+
+try:  # the optional extra 'fast'; the same functions run as Python without it
+    import numba as _numba
+    from numba.core import event as _event
+except ImportError:  # pragma: no cover - exercised where numba is not installed
+    _numba = None
+    _event = None
+
+__all__ = ["COMPILED", "jit"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+COMPILED = _numba is not None
+
+
+if _event is not None:
+
+    class _CompilesUninterrupted(_event.Listener):
+        """Enters ``uninterrupted`` when numba takes its compiler lock, leaves when it lets go."""
+
+        def on_start(self, event: object) -> None:
+            if threading.current_thread() is threading.main_thread():
+                uninterrupted.__enter__()
+
+        def on_end(self, event: object) -> None:
+            if threading.current_thread() is threading.main_thread():
+                uninterrupted.__exit__(None, None, None)  # raises a held signal, lock released
+
+    _event.register("numba:compiler_lock", _CompilesUninterrupted())
+
+
+def jit(function: F) -> F:
+    """``function`` compiled by numba (nopython, nogil, cached on disk), or itself without numba."""
+    if _numba is None:
+        return function
+    return _numba.njit(cache=True, nogil=True)(function)

@@ -1,0 +1,58 @@
+"""A signal landing while numba compiles waits for the compile to end (``qbo.compiling``).
+
+Raised inside numba's LLVM callbacks, ``Interrupted`` was printed as an ignored exception and
+lost (a CI run of tests/test_reliability_interrupts.py caught it); held, it is raised once the
+compiler lock is released, and the kernel is compiled.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from qbo.compiling import COMPILED, jit
+from qbo.files import Interrupted, interruptible, uninterrupted
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba (the extra 'fast') is not installed")
+
+
+def test_a_signal_during_a_compile_is_held_until_the_compile_ends() -> None:
+    from numba.core import event
+
+    seen: list[int] = []
+
+    class SignalMidCompile(event.Listener):
+        def on_start(self, ev: object) -> None:  # inside the compiler lock
+            seen.append(uninterrupted.depth)
+            signal.raise_signal(signal.SIGINT)
+
+        def on_end(self, ev: object) -> None:
+            pass
+
+    def add_one(x: float) -> float:  # a fresh function: never in numba's on-disk cache
+        return x + 1.0
+
+    kernel = jit(add_one)
+    listener = SignalMidCompile()
+    event.register("numba:compile", listener)
+    try:
+        with pytest.raises(Interrupted) as caught, interruptible():
+            kernel(1.0)
+    finally:
+        event.unregister("numba:compile", listener)
+    assert caught.value.signum == signal.SIGINT
+    assert seen and seen[0] >= 1  # the compile ran inside an uninterrupted block
+    assert uninterrupted.depth == 0
+    assert len(kernel.signatures) == 1  # the compile finished before the raise
+    assert kernel(2.0) == 3.0
+
+
+def test_without_a_signal_compiles_leave_no_deferral_behind() -> None:
+    def double(x: float) -> float:
+        return 2.0 * x
+
+    kernel = jit(double)
+    with interruptible():
+        assert kernel(2.0) == 4.0
+    assert uninterrupted.depth == 0 and uninterrupted.pending is None
