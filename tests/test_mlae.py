@@ -595,6 +595,29 @@ def test_a_deep_oracle_whose_contrast_beats_the_depth_model_is_covered(a):
     assert est.oracle_calls <= 1711
 
 
+@pytest.mark.slow
+def test_auto_covers_on_fake_brisbanes_four_qubit_discrete_oracle():
+    """Issue 24: ``auto`` (MLAE) covered 11 of 30 on bench/noise.py's exact channels of
+    fake_brisbane x the 4-qubit discrete oracle at the grid's budget B = 1711 calls; these
+    amplitudes and executor seeds (the grid's, bench/noise_grid.py --seed 0) were misses. Now
+    each interval covers, and the result says which method ran and why."""
+    from qbo.noise import load_snapshot
+
+    bench = bench_module("noise")
+    snapshot = load_snapshot("fake_brisbane")
+    model = bench.DeviceModel(snapshot)
+    amplitudes = np.random.default_rng(0).uniform(0.02, 0.98, 30)
+    est = make_estimator("auto", 0.01, ALPHA, snapshot=snapshot, max_calls=1711)
+    for i in (1, 2, 4, 9):  # a = 0.279, 0.059, 0.801, 0.918: each a miss before
+        a = float(amplitudes[i])
+        oracle = bench.make_oracle("discrete", a)
+        model.add(oracle)
+        out = est.estimate(oracle, bench.ExactBinomialExecutor(model, seed=2 * 100_003 + i))
+        assert out.ci_low <= a <= out.ci_high and out.oracle_calls <= 1711
+        choice = out.diagnostics["auto_choice"]
+        assert choice["chosen"] == "mlae" and choice["reason"] in out.note
+
+
 def test_a_wide_a0_prior_stops_as_unreachable_instead_of_spending_max_calls():
     """A0 anywhere from ~0 to 1 (sd |log 0.065| on log A0, as calibration_prior sets for an
     deep oracle): k = 0 counts keep a = 1/2 inside the interval, where eps looks
