@@ -5,7 +5,8 @@ Q^k A (``bench/noise.py``'s superoperators of the compiled blocks under the snap
 noise model) for k = 0..K, the contrast it implies, (P_k - 1/2) / (sin^2((2k + 1) theta) - 1/2),
 next to the depth model's contrast c_k (``qbo.noise.depth.power_noise``, with and without
 idle decay: Aer's gate-only model has none), and the prior MLAE builds from it
-(``qbo.qmc.mlae.calibration_prior``: A0 = c_0, r = c_1 / c_0, sd of log A0 and log r). The
+(``qbo.qmc.mlae.calibration_prior``: A0 around sqrt(c_0), r = c_1 / c_0, sd of log A0 and
+log r). The
 ``z(A0)`` column is how many prior sds the exact A0 (the implied k = 0 contrast) lies from the
 prior's centre; ``z(r)`` the same for r (the implied c_1 / c_0).
 
