@@ -274,8 +274,8 @@ def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
     A0 = sqrt(c_0), sd max(``a0_sd``, |log c_0| / 2), so that A0 anywhere from c_0 to 1 is
     within one sd.
 
-    Why not A0 = c_0: the depth model counts every gate's error as a full loss of the
-    measured qubit's contrast and adds idle decay (``qbo.noise.depth``), so its log contrast
+    Why not A0 = c_0: the depth model counts every gate's error as a full loss of the read-out
+    qubit's contrast and adds idle decay (``qbo.noise.depth``), so its log contrast
     bounds the loss; it does not estimate it. On deep multi-qubit oracles the exact channels
     keep far more contrast than it predicts (docs/noise.md, ``bench/noise_prior.py``). A
     prior of sd ``a0_sd`` around c_0 then moved every k = 0 estimate by the factor c_0 / A0
