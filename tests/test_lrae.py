@@ -136,3 +136,42 @@ def test_resumed_policies_spend_by_eps_above_the_budget_floor():
     assert not se.exhausted
     se.round = 20  # eps_r = 0.25 2^-19 < 1e-4
     assert se.exhausted
+
+
+def _gaussian_interval(theta: float):
+    """``likelihood_interval`` as the cost model sees it: theta +- sqrt(q / I) about the true
+    theta, clipped to [0, pi/2] (I: the rounds' Fisher information)."""
+    from qbo.qmc.lr_interval import HALF_PI, Interval
+
+    def interval(rounds, q, plausible=((0.0, HALF_PI),)):
+        h = math.sqrt(q / sum(4.0 * (2 * r.k + 1) ** 2 * r.shots for r in rounds))
+        return Interval(theta, max(0.0, theta - h), min(HALF_PI, theta + h), plausible)
+    return interval
+
+
+def test_cost_model_runs_the_schedules_rounds_split_last_round_included(monkeypatch):
+    """``_schedule_calls`` counts the rounds ``run_schedule`` runs when the interval is the
+    Gaussian one, round for round: the last round's FINAL_SHARE split included (before that,
+    the model ran the last round whole), from scratch and resumed from an earlier eps."""
+    from qbo.qmc import lrae
+
+    checked = split = 0
+    for alpha in (0.05, 1e-3, 1e-6):
+        q, m = threshold(alpha), lrae.default_shots(alpha)
+        for eps in np.geomspace(3e-4, 0.2, 9):
+            for j in range(0, 16, 3):
+                theta = math.asin(math.sqrt((j + 0.5) / 16))
+                monkeypatch.setattr(lrae, "likelihood_interval", _gaussian_interval(theta))
+                ran: list[Round] = []
+                sample = lambda k, n: ran.append(Round(k, n, 0)) or ran[-1]  # noqa: E731 (ones unused)
+                first, _ = lrae.run_schedule((), ((0.0, math.pi / 2),), 3 * eps, alpha, sample)
+                assert [(r.k, r.shots) for r in first] == list(lrae._model_rounds(theta, 3 * eps, q, m))
+                ran.clear()
+                again, _ = lrae.run_schedule(first, ((0.0, math.pi / 2),), eps, alpha, sample)
+                model = list(lrae._model_rounds(theta, eps, q, m, lrae._information(first), max(r.k for r in first)))
+                assert [(r.k, r.shots) for r in again] == model, (alpha, eps, j)
+                assert lrae._schedule_calls(theta, eps, q, m, lrae._information(first), max(r.k for r in first)) == \
+                    sum(r.oracle_calls for r in again)
+                checked += 1
+                split += len(again) >= 2 and again[-1].k == again[-2].k
+    assert checked == 3 * 9 * 6 and split > checked // 4  # the split last round is exercised
