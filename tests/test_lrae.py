@@ -120,6 +120,31 @@ def test_loglik_kernel_compiled_or_not_gives_identical_values():
         assert abs(_loglik_point(t, ks, ns, hs) - float(loglik(np.array([t]), ks, ns, hs)[0])) <= 1e-9 * (1 + abs(_loglik_point(t, ks, ns, hs)))
 
 
+def test_one_interval_evaluates_one_loglik_so_a_theta_has_one_value(monkeypatch):
+    """The grid and Brent use one function (``qbo.qmc.lr_kernel``): ``loglik_points`` is
+    ``loglik_point`` at every theta, bit for bit (compiled or not), and ``likelihood_interval``
+    never calls the numpy form, whose values differ from the loop's by rounding (before, the
+    grid used it and Brent the loop: a grid point could be inside by one and outside by the other)."""
+    from qbo.qmc import lr_interval
+    from qbo.qmc.lr_kernel import _loglik_points, loglik_point, loglik_points
+
+    def numpy_form(*args):
+        raise AssertionError("likelihood_interval evaluated the numpy loglik")
+
+    monkeypatch.setattr(lr_interval, "loglik", numpy_form)
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        a = float(rng.uniform(0.01, 0.99))
+        rounds = tuple(_sampler(a, int(rng.integers(1 << 30)))(k, int(rng.integers(3, 12))) for k in (0, 1, 2, 4, 7, 12))
+        iv = likelihood_interval(rounds, threshold(1e-3))
+        assert iv.theta_low <= iv.theta_hat <= iv.theta_high
+        ks, ns, hs = pooled(rounds)
+        theta = np.linspace(0.0, math.pi / 2, 301)
+        grid = loglik_points(theta, ks, ns, hs)
+        assert [float(v) for v in grid] == [loglik_point(float(t), ks, ns, hs) for t in theta]
+        assert [float(v) for v in _loglik_points(theta, ks, ns, hs)] == [float(v) for v in grid]
+
+
 def test_resumed_policies_spend_by_eps_above_the_budget_floor():
     """q-ucb-halve and q-se start each arm as an LRState spending by eps above max(eps_min, 1/T)
     (amplitude scale: divided by the reward range) and report exhausted below that floor."""
