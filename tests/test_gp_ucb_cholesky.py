@@ -1,7 +1,8 @@
 """gp-ucb's compiled loop on the Cholesky posterior (qbo.algorithms.gp_ucb_cholesky, issue 21):
 the arms and rewards of the policy's own ask / tell on ``CholeskyArmPosterior`` and of the
-Python stepper, the posterior to rounding (scalar sums against BLAS's), the same loop with and
-without numba, and a replay that rebuilds the posterior bit for bit."""
+Python stepper, the posterior to rounding (scalar sums against BLAS's, rows moved last and
+rebuilt), the same loop with and without numba, and a replay that rebuilds the posterior bit
+for bit."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
     assert type(stepper) is CholeskyStepper
     arms, values, rng = _play(stepper, table, seed, budget)
     assert arms.tolist() == expected_arms and values.tolist() == expected_values
+    assert stepper.moves >= 1  # a row moved last (and L, V rebuilt) on the way: the same arms all the same
     assert rng.bit_generator.state == executor.rng.bit_generator.state
     # the same posterior to rounding: scalar sums here, BLAS's gemv / LAPACK's trtrs in the model
     for ours, theirs in zip(stepper.posterior(), policy.posterior()):

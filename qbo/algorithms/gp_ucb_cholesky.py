@@ -16,15 +16,24 @@ Srinivas et al. 2010 Eqs. (1)-(2)), kept the same way: over the s distinct obser
   Murray & Saunders 1974, method C1; ``CholeskyArmPosterior._downdate``), O(m (s - p) +
   (s - p)^2), with the same closed-form recurrence, the same prefix sums in blocks of 16 rows
   and the same order of operations; where it is not numerically definite, L and V are rebuilt
-  from the per-arm statistics as the model does (O(m s^2 + s^3), rare).
+  from the per-arm statistics as the model does (O(m s^2 + s^3)).
+* rows are in the order the arms were first played, so an arm found early but played most
+  (GP-UCB's best arm, at T = 10^6 most of the calls) pays the whole downdate every round. When
+  a repeat's arm has been played more than ``MOVE_FACTOR`` times as often as the last row's
+  arm (plus ``MOVE_MIN``), its row moves last and L and V are rebuilt in the new order (the
+  same posterior: U's order is free in Eq. (3)); a factor of 2 keeps two arms of close counts
+  from trading places: the last row's count at least doubles a move, so there are O(log T)
+  moves in all. Here the loop departs from the model, which keeps the first-played order.
 
 Not bit-identical to ``CholeskyArmPosterior``: the products ``V^T (V e_j)``, the downdate's
 triangular solve and a rebuild's Cholesky factor are scalar loops here, where the model calls
 BLAS's ``gemv`` and LAPACK's ``trtrs`` / ``potrf``, whose blocked, vectorised (and, by CPU,
-differently dispatched) sums round differently in the last bits; every other operation is the
-model's, elementwise, in its order. The posterior agrees to rounding (tests/test_gp_ucb_cholesky.py:
-within 1e-12 after 400 rounds), and the arm can differ only where two scores tie to rounding
-(none in the tests' runs, which pick the same arms as the Python-stepped unit). The loop uses
+differently dispatched) sums round differently in the last bits, and the moved rows' rebuilds
+are the model's factor reached another way; every other operation is the model's,
+elementwise, in its order. The posterior agrees to rounding (tests/test_gp_ucb_cholesky.py:
+within 1e-12 after 400 to 600 rounds; docs/runs.md gives larger runs), and the arm can differ
+only where two scores tie to that rounding (none in the tests' runs, which pick the same arms
+as the policy's ask and tell and the Python-stepped unit). The loop uses
 IEEE operations and libm's sqrt and log only, so, unlike the model, it gives the same run
 on every CPU, with numba or without it (``qbo.compiling.jit``).
 """
@@ -43,6 +52,10 @@ from qbo.algorithms.jit import draw_reward, jit
 __all__ = ["CholeskyStepper"]
 
 _BLOCK = 16  # rows of V per prefix-sum block in a downdate (qbo.gp.cholesky._BLOCK: the same sums)
+# a repeat at row p < s - 1 whose arm has been played more than MOVE_FACTOR times the last row's
+# arm plus MOVE_MIN moves that row last (module docstring): a factor 2 keeps two arms of close
+# counts from trading places (the last row's count at least doubles a move: O(log T) moves)
+MOVE_FACTOR, MOVE_MIN = 2.0, 64.0
 
 
 class CholeskyStepper:
@@ -71,9 +84,10 @@ class CholeskyStepper:
         self._mu, self._E = np.zeros(m), np.zeros(m)
         self._n, self._sum = np.zeros(m), np.zeros(m)
         self._row_of = np.full(m, -1, dtype=np.int64)
-        # info: information gain; state: rows s, refits, pending arm (-1: none), its reward
-        self._info, self._state = np.zeros(1), np.array([0.0, 0.0, -1.0, 0.0])
-        self._work = np.empty((4, m))  # column c, Kalman row v, products, prefix sums
+        # info: information gain; state: rows s, refits, pending arm (-1: none), its reward, moves
+        self._info, self._state = np.zeros(1), np.array([0.0, 0.0, -1.0, 0.0, 0.0])
+        # column c, Kalman row v, products; the downdate's prefix sums (before, run, prev)
+        self._work = np.empty((6, m))
         self._V, self._K, self._L = np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, 0))
         self._arm_of, self._W, self._b = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
         self._grow(16)
@@ -91,7 +105,7 @@ class CholeskyStepper:
         self._V, self._K = grown(self._V, (cap, m)), grown(self._K, (cap, m))
         self._L = grown(self._L, (cap, cap))
         self._arm_of, self._W, self._b = grown(self._arm_of, (cap,)), grown(self._W, (cap,)), grown(self._b, (cap,))
-        self._scratch = np.zeros((cap + 4, cap + 1))
+        self._scratch = np.zeros((max(cap, 7), cap + 1))  # the downdate's q, g, d, beta, coef, 1/d, sums; a rebuild's A
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return (self._kdiag, self._mu, self._E, self._V, self._K, self._L, self._arm_of, self._row_of, self._W,
@@ -139,6 +153,11 @@ class CholeskyStepper:
         """Rebuilds of L and V after a downdate that was not numerically definite."""
         return int(self._state[1])
 
+    @property
+    def moves(self) -> int:
+        """Rows moved to the end (``_tell``: the most-played arm's row last)."""
+        return int(self._state[4])
+
     def statistics(self) -> dict[str, Any]:
         return {"n": self._n.tolist(), "sum": self._sum.tolist()}
 
@@ -175,9 +194,10 @@ def _column(j: int, kcol: np.ndarray, V: np.ndarray, rows: int, c: np.ndarray, a
     for i in range(m):
         acc[i] = 0.0
     for k in range(rows):
-        x = V[k, j]
+        row = V[k]  # a row view: the inner loops index 1-d arrays by range (vectorised)
+        x = row[j]
         for i in range(m):
-            acc[i] += V[k, i] * x
+            acc[i] += row[i] * x
     for i in range(m):
         c[i] = kcol[i] - acc[i]
 
@@ -197,9 +217,10 @@ def _tell_new(lam: float, kcol: np.ndarray, j: int, y: float, kdiag: np.ndarray,
     L[s, s] = math.sqrt(w * s_j)
     arm_of[s], W[s], b[s] = j, w, w * y
     row_of[j] = s
+    v, row, krow = work[1], V[s], K[s]
     for i in range(mu.shape[0]):
-        V[s, i] = work[1, i]
-        K[s, i] = kcol[i]
+        row[i] = v[i]
+        krow[i] = kcol[i]
     state[0] = s + 1
     n[j] += 1.0
     total[j] += y
@@ -222,34 +243,57 @@ def _tell(lam: float, j: int, y: float, kdiag: np.ndarray, mu: np.ndarray, E: np
     W_old = W[p]
     W[p] += w
     b[p] += w * y
-    if not _downdate(lam, p, s, W_old, W[p], L, V, scratch, work[3]):
+    if not _downdate(lam, p, s, W_old, W[p], L, V, scratch, work):
         _refit(lam, s, V, K, L, arm_of, W, E, scratch)
         state[1] += 1.0
     n[j] += 1.0
     total[j] += y
+    if p < s - 1 and n[j] > MOVE_FACTOR * n[arm_of[s - 1]] + MOVE_MIN:
+        _move_last(p, s, K, arm_of, row_of, W, b, work[3])
+        _refit(lam, s, V, K, L, arm_of, W, E, scratch)
+        state[4] += 1.0
     return True
 
 
 @jit
+def _move_last(p: int, s: int, K: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
+               b: np.ndarray, spare: np.ndarray) -> None:
+    """Move observed row p to the end (rows p + 1.. up one): its arm, weight, sum and kernel row."""
+    j, w, bj = arm_of[p], W[p], b[p]
+    m = K.shape[1]
+    for col in range(m):
+        spare[col] = K[p, col]
+    for r in range(p, s - 1):
+        arm_of[r], W[r], b[r] = arm_of[r + 1], W[r + 1], b[r + 1]
+        row_of[arm_of[r]] = r
+        for col in range(m):
+            K[r, col] = K[r + 1, col]
+    arm_of[s - 1], W[s - 1], b[s - 1] = j, w, bj
+    row_of[j] = s - 1
+    for col in range(m):
+        K[s - 1, col] = spare[col]
+
+
+@jit
 def _downdate(lam: float, p: int, s: int, W_old: float, W_new: float, L: np.ndarray, V: np.ndarray,
-              scratch: np.ndarray, before: np.ndarray) -> bool:
+              scratch: np.ndarray, work: np.ndarray) -> bool:
     """``CholeskyArmPosterior._downdate``: rows p.. of L and V for ``W_p: W_old -> W_new``;
-    False, with nothing changed, where it is not numerically definite."""
+    False, with nothing changed, where it is not numerically definite. ``T`` is the trailing
+    block of L with row p scaled by r (read from L, which changes only once q, g, d are known;
+    T_pp = L_pp r is the only entry of T's row 0 on or below the diagonal)."""
     n = s - p
     r = math.sqrt(W_new / W_old)
-    T = scratch[:n, :n]
+    q, g, d, beta = scratch[0, :n], scratch[1, :n + 1], scratch[2, :n], scratch[3, :n]
+    coef, inv_d, tail = scratch[4, :n], scratch[5, :n], scratch[6, :n]
+    # T q = e_0 sqrt(lambda (r^2 - 1)) by columns: tail_i = -sum_{k < i} T_ik q_k, summed in k order
     for i in range(n):
-        for k in range(n):
-            T[i, k] = L[p + i, p + k]
-    for k in range(n):
-        T[0, k] *= r
-    q, g, d, beta = scratch[n, :n], scratch[n + 1, :n + 1], scratch[n + 2, :n], scratch[n + 3, :n]
-    q[0] = math.sqrt(lam * (r * r - 1.0)) / T[0, 0]  # T q = e_0 sqrt(lambda (r^2 - 1)), forward
-    for i in range(1, n):
-        acc = 0.0
-        for k in range(i):
-            acc += T[i, k] * q[k]
-        q[i] = (0.0 - acc) / T[i, i]
+        tail[i] = 0.0
+    q[0] = math.sqrt(lam * (r * r - 1.0)) / (L[p, p] * r)
+    for k in range(1, n):
+        x = q[k - 1]
+        for i in range(k, n):
+            tail[i] -= L[p + i, p + k - 1] * x
+        q[k] = tail[k] / L[p + k, p + k]
     g[0] = -1.0
     acc = 0.0
     for k in range(n):
@@ -259,38 +303,56 @@ def _downdate(lam: float, p: int, s: int, W_old: float, W_new: float, L: np.ndar
         return False
     for k in range(n):
         d[k] = g[k + 1] / g[k]
+    for k in range(n):
         if not d[k] > 1e-12:
             return False
     for k in range(n):
         d[k] = math.sqrt(d[k])
+    for k in range(n):
         beta[k] = q[k] / (g[k] * d[k])
-    # L' = (D L) M: L'_ik = T_ik d_k + beta_k sum_{j > k} T_ij q_j (sums from the right, in order)
-    for i in range(n):
-        tail = 0.0
-        for k in range(i, -1, -1):
-            L[p + i, p + k] = T[i, k] * d[k] + tail * beta[k]
-            tail = T[i, k] * q[k] if k == i else tail + T[i, k] * q[k]
+        coef[k] = q[k] / g[k]
+        inv_d[k] = 1.0 / d[k]
+    # L' = (D L) M: L'_ik = T_ik d_k + beta_k sum_{j > k} T_ij q_j, each row's sum taken from the
+    # right in order (the model's cumsum); rows interleaved, k from the right
+    L[p, p] *= r
+    for k in range(n - 1, -1, -1):
+        t_kk = L[p + k, p + k]
+        L[p + k, p + k] = t_kk * d[k] + 0.0 * beta[k]
+        tail[k] = t_kk * q[k]
+        x, y = d[k], beta[k]
+        for i in range(k + 1, n):
+            t_ik = L[p + i, p + k]
+            L[p + i, p + k] = t_ik * x + tail[i] * y
+            tail[i] = tail[i] + t_ik * q[k]
     for k in range(p):
-        L[p, k] *= r
-    # V' = M^{-1} V on rows p.., in blocks of _BLOCK rows carrying the prefix sum ``before``
+        L[p, k] *= r  # row p's leading part (its trailing part is T's row 0 above)
+    # V' = M^{-1} V on rows p.., in blocks of _BLOCK rows carrying the prefix sum ``before``,
+    # one pass a block: row t's prefix sum ``run`` (from the block's start) plus ``before`` is
+    # the model's ``pre[t]``, which row t + 1 subtracts times its coef; each element's operations
+    # are those of the model's block form, vectorised over the columns
     m = V.shape[1]
-    pre = np.empty(_BLOCK)
+    before, run, prev = work[3], work[4], work[5]
     for col in range(m):
         before[col] = 0.0
     for a in range(p, s, _BLOCK):
         rows = min(a + _BLOCK, s) - a
+        x, c, e = q[a - p], coef[a - p], inv_d[a - p]
+        row = V[a]
         for col in range(m):
-            pre[0] = q[a - p] * V[a, col]
-            for t in range(1, rows):
-                pre[t] = pre[t - 1] + q[a - p + t] * V[a + t, col]
-            for t in range(rows):
-                pre[t] += before[col]
-            V[a, col] -= (q[a - p] / g[a - p]) * before[col]
-            before[col] = pre[rows - 1]
-            for t in range(rows - 1):
-                V[a + 1 + t, col] -= pre[t] * (q[a - p + t + 1] / g[a - p + t + 1])
-            for t in range(rows):
-                V[a + t, col] *= 1.0 / d[a - p + t]
+            old = row[col]
+            run[col] = x * old
+            row[col] = (old - c * before[col]) * e
+            prev[col] = run[col] + before[col]
+        for t in range(1, rows):
+            x, c, e = q[a - p + t], coef[a - p + t], inv_d[a - p + t]
+            row = V[a + t]
+            for col in range(m):
+                old = row[col]
+                run[col] = run[col] + x * old
+                row[col] = (old - prev[col] * c) * e
+                prev[col] = run[col] + before[col]
+        for col in range(m):
+            before[col] = prev[col]
     return True
 
 
