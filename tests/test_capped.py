@@ -231,3 +231,41 @@ def test_zne_rem_on_a_deep_oracle_spends_calls_and_never_returns_the_whole_windo
     assert not out.reached_epsilon and out.diagnostics["epsilon_floor"] > 0.01
     assert out.diagnostics["mitigation_skipped"] and "plain rounds ran" in out.note
     assert "not reachable at any budget" in out.note
+
+
+def test_a_user_k_max_bounds_every_choice_of_the_device_plan(monkeypatch):
+    """A user's k_max (``iae.k_max``) makes the plan the one of the powers it allows: the cap is
+    the best usable power among them, the probe runs only if *its* bound is >= 1/2, and IAE aims
+    at that power's bound (before, the cap was min(best power overall, k_max) and the aim came
+    from the best power overall, one the user forbade: unreachable at the powers allowed)."""
+    from qbo.qmc import capped
+    from qbo.qmc.capped import PROBE_SHOTS, aim_half_width
+
+    pads = {"now": lambda k: (0.6, 0.2)[k] if k < 2 else 0.25}  # k = 0 unusable, the best bound deep
+    monkeypatch.setattr(capped, "predicted_pads", lambda snapshot, oracle, ks: tuple(pads["now"](k) for k in ks))
+    snapshot, oracle = load_snapshot("fake_torino"), bernoulli(0.3)
+
+    def aware(k_max):
+        return CalibrationAwareIAE(IterativeAmplitudeEstimation(0.01, 0.05, k_max=k_max), snapshot)
+
+    def plan(k_max):
+        return aware(k_max).device_plan(oracle)
+
+    capped._device_plan.cache_clear()
+    try:
+        free = plan(None)
+        assert free.k_max is None and free.cap > 1 and not free.hopeless
+        assert free.iae.epsilon == pytest.approx(aim_half_width(amplitude_bias_on(free.cap, 0.25), 0.5))
+        one = plan(1)
+        assert one.iae.epsilon == pytest.approx(aim_half_width(amplitude_bias_on(1, 0.2), 0.5))
+        assert one.cap == one.iae.k_max == 1 and not one.hopeless and len(one.pads) == 2
+        zero = plan(0)  # its one power's bound is 0.6: the probe
+        assert zero.cap == 0 and zero.hopeless
+        assert aware(0).planned_calls(oracle) == PROBE_SHOTS
+        pads["now"] = lambda k: min(0.1 + 0.005 * k, 0.25)  # growing pads, the best bound deep
+        capped._device_plan.cache_clear()
+        deep, zero = plan(None), plan(0)
+        assert deep.cap > 0 and deep.iae.epsilon < aim_half_width(0.1, 0.5)
+        assert zero.cap == 0 and not zero.hopeless and zero.iae.epsilon == pytest.approx(aim_half_width(0.1, 0.5))
+    finally:
+        capped._device_plan.cache_clear()

@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ from qbo.experiments.assembly import make_policy_for, problem_for_trial
 from qbo.experiments.runner import resume_experiment, run_experiment
 from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
+from tests.support.stopped_runs import kill_9_then_resume
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("thompson", "kl-ucb", "gp-ucb", "gp-ts", "linucb"),
@@ -228,21 +227,5 @@ def test_without_numba_the_kernels_give_the_same_run(tmp_path, runs):
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path):
     config = CONFIG.with_overrides(budget=200_000, trials=1, algorithms=("thompson", "gp-ucb"))
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    (tmp_path / "config.toml").write_text(config.to_toml())
-    code = ("import sys, pathlib; from qbo.experiments.config import load_config; from qbo.experiments.runner import "
-            f"run_experiment, resume_experiment; p = pathlib.Path(sys.argv[1]); "
-            f"(resume_experiment(p) if (p / 'run.json').exists() else run_experiment(load_config({str(tmp_path / 'config.toml')!r}), p))")
-    clean = tmp_path / "clean"
-    subprocess.run([sys.executable, "-c", code, str(clean)], check=True, env=env, timeout=600)
-    killed, rng, kills = tmp_path / "killed", np.random.default_rng(21), 0
-    while kills < 20:
-        proc = subprocess.Popen([sys.executable, "-c", code, str(killed)], env=env)
-        time.sleep(float(rng.uniform(0.5, 3.0)))
-        if proc.poll() is not None:
-            break
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        kills += 1
-    subprocess.run([sys.executable, "-c", code, str(killed)], check=True, env=env, timeout=600)
+    clean, killed, _ = kill_9_then_resume(config, tmp_path, most=20, pause=(0.5, 3.0))
     assert _files(killed) == _files(clean)

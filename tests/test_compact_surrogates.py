@@ -7,11 +7,6 @@ resume from an interruption or a kill -9 to the same files (issue 21)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,8 +25,8 @@ from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.runner import resume_experiment, run_experiment
 from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
+from tests.support.stopped_runs import kill_9_then_resume
 
-ROOT = Path(__file__).resolve().parents[1]
 SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb"},
               {"lengthscale": "mle", "mle_every": 25}]
 
@@ -44,14 +39,6 @@ def _config(options: dict, budget: int = 300, trials: int = 1) -> ExperimentConf
 def _files(folder: Path) -> dict[str, bytes]:
     names = ["stages.jsonl", "summary.csv", "regret.png"] + [f"calls/{p.name}" for p in sorted((folder / "calls").iterdir())]
     return {name: (folder / name).read_bytes() for name in names}
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return None
-    return info.st_size, info.st_mtime_ns
 
 
 def _table(problem, executor) -> RewardTable:
@@ -136,28 +123,7 @@ def test_a_crashed_cholesky_unit_resumes_to_the_same_files(runs, tmp_path, monke
 @pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 1_000_000), ({"lengthscale": "a-gp-ucb"}, 10_000)])
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path, options, budget):
     """Each kill lands while the unit runs: after its process touched the call file, at a random moment."""
-    config = _config(options, budget=budget)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    (tmp_path / "config.toml").write_text(config.to_toml())
-    code = ("import sys, pathlib; from qbo.experiments.config import load_config; from qbo.experiments.runner import "
-            f"run_experiment, resume_experiment; p = pathlib.Path(sys.argv[1]); "
-            f"(resume_experiment(p) if (p / 'run.json').exists() else run_experiment(load_config({str(tmp_path / 'config.toml')!r}), p))")
-    clean = tmp_path / "clean"
-    subprocess.run([sys.executable, "-c", code, str(clean)], check=True, env=env, timeout=600)
-    killed, rng, kills = tmp_path / "killed", np.random.default_rng(21), 0
-    calls = killed / "calls" / "trial000-gp-ucb.calls"
-    while kills < 10:
-        before = _stamp(calls)
-        proc = subprocess.Popen([sys.executable, "-c", code, str(killed)], env=env)
-        deadline = time.monotonic() + 120
-        while _stamp(calls) == before and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # until this process has opened (cut or grown) the call file
-        time.sleep(float(rng.uniform(0.0, 1.0)))
-        if proc.poll() is not None:
-            break
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        kills += 1
-    subprocess.run([sys.executable, "-c", code, str(killed)], check=True, env=env, timeout=600)
+    clean, killed, kills = kill_9_then_resume(_config(options, budget=budget), tmp_path, most=10, pause=(0.0, 1.0),
+                                              touched="calls/trial000-gp-ucb.calls")
     assert kills >= 3, "the run ended before it could be killed a few times"
     assert _files(killed) == _files(clean)

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not COMPILED, reason="numba (the extra 'fast') i
 
 
 def test_a_signal_during_a_compile_is_held_until_the_compile_ends() -> None:
+    import numba
     from numba.core import event
 
     seen: list[int] = []
@@ -30,10 +31,10 @@ def test_a_signal_during_a_compile_is_held_until_the_compile_ends() -> None:
         def on_end(self, ev: object) -> None:
             pass
 
-    def add_one(x: float) -> float:  # a fresh function: never in numba's on-disk cache
+    def add_one(x: float) -> float:
         return x + 1.0
 
-    kernel = jit(add_one)
+    kernel = numba.njit(cache=False)(add_one)  # compiled on every run (``jit`` would load the disk cache)
     listener = SignalMidCompile()
     event.register("numba:compile", listener)
     try:

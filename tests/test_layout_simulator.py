@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from qiskit import QuantumCircuit, transpile
@@ -56,7 +58,7 @@ def test_restricted_noise_model_holds_only_the_qubits_in_use():
 
 def test_a_fake_target_builds_no_noise_for_qubits_it_does_not_use(monkeypatch):
     monkeypatch.setattr(connection, "_SIMULATORS", {})
-    monkeypatch.setattr(layout_simulator, "_NOISE", {})
+    monkeypatch.setattr(layout_simulator, "_NOISE", layout_simulator.NoiseModels(layout_simulator.NOISE_MODELS))
     executor = RuntimeExecutor(LocalConnection(), "FakeManilaV2", "fake:FakeManilaV2", seed=3)
     qc = QuantumCircuit(1)
     qc.ry(0.7, 0)
@@ -66,6 +68,52 @@ def test_a_fake_target_builds_no_noise_for_qubits_it_does_not_use(monkeypatch):
     assert sum(counts.values()) == 100
     layout = active_qubits([executor.compiled(qc)])
     assert len(layout) == 1
-    built = layout_simulator._NOISE  # the noise models the jobs ran with (each job runs a copy)
-    assert [qubits for _, qubits in built] == [tuple(layout)]
-    assert set(next(iter(built.values())).noise_qubits) == set(layout)
+    built = layout_simulator._NOISE.items()  # the noise models the jobs ran with (each job runs a copy)
+    assert [qubits for (_, qubits), _ in built] == [tuple(layout)]
+    assert set(built[0][1].noise_qubits) == set(layout)
+
+
+def _layouts() -> list[QuantumCircuit]:
+    """One circuit on each of four qubit pairs of FakeManilaV2: four restricted noise models."""
+    backend = FakeManilaV2()
+    return [transpile(_circuit(), backend, initial_layout=pair, seed_transpiler=1, optimization_level=1)
+            for pair in ([0, 1], [1, 2], [2, 3], [3, 4])]
+
+
+def test_threads_sharing_one_simulator_get_the_counts_of_sequential_runs(monkeypatch):
+    """Seeded jobs on one LayoutSimulator, started together from four threads, give the counts
+    they give one after the other: each run hands Aer its own noise model (before, a run set
+    the shared simulator's option, and a job that Aer executed later could read another
+    thread's model: the circuit on qubits 3, 4 then ran with no noise on them)."""
+    monkeypatch.setattr(layout_simulator, "_NOISE", layout_simulator.NoiseModels(layout_simulator.NOISE_MODELS))
+    simulator = LayoutSimulator.for_backend(FakeManilaV2())
+    circuits = _layouts()
+
+    def counts(i: int) -> dict[str, int]:
+        return simulator.run(circuits[i], shots=2000, seed_simulator=11 + i).result().get_counts()
+
+    sequential = [counts(i) for i in range(len(circuits))]
+    ideal = [AerSimulator().run(c, shots=2000, seed_simulator=11 + i).result().get_counts() for i, c in enumerate(circuits)]
+    assert all(s != n for s, n in zip(sequential, ideal))  # a job run with another layout's model would differ
+    start = threading.Barrier(len(circuits))
+
+    def together(i: int) -> dict[str, int]:
+        start.wait()
+        return counts(i)
+
+    for _ in range(3):
+        with ThreadPoolExecutor(len(circuits)) as pool:
+            assert list(pool.map(together, range(len(circuits)))) == sequential
+
+
+def test_the_noise_model_cache_is_bounded_and_drops_the_least_recently_used():
+    target = FakeManilaV2().target
+    cache = layout_simulator.NoiseModels(2)
+    a = cache.get("manila", target, frozenset({0}))
+    cache.get("manila", target, frozenset({1}))
+    assert cache.get("manila", target, frozenset({0})) is a  # a hit: {0} is now the most recent
+    cache.get("manila", target, frozenset({2}))
+    assert [key for key, _ in cache.items()] == [("manila", (0,)), ("manila", (2,))]
+    assert layout_simulator.NOISE_MODELS == 32 and layout_simulator._NOISE.maxsize == layout_simulator.NOISE_MODELS
+    with pytest.raises(ValueError, match="maxsize 0"):
+        layout_simulator.NoiseModels(0)

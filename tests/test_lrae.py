@@ -120,6 +120,31 @@ def test_loglik_kernel_compiled_or_not_gives_identical_values():
         assert abs(_loglik_point(t, ks, ns, hs) - float(loglik(np.array([t]), ks, ns, hs)[0])) <= 1e-9 * (1 + abs(_loglik_point(t, ks, ns, hs)))
 
 
+def test_one_interval_evaluates_one_loglik_so_a_theta_has_one_value(monkeypatch):
+    """The grid and Brent use one function (``qbo.qmc.lr_kernel``): ``loglik_points`` is
+    ``loglik_point`` at every theta, bit for bit (compiled or not), and ``likelihood_interval``
+    never calls the numpy form, whose values differ from the loop's by rounding (before, the
+    grid used it and Brent the loop: a grid point could be inside by one and outside by the other)."""
+    from qbo.qmc import lr_interval
+    from qbo.qmc.lr_kernel import _loglik_points, loglik_point, loglik_points
+
+    def numpy_form(*args):
+        raise AssertionError("likelihood_interval evaluated the numpy loglik")
+
+    monkeypatch.setattr(lr_interval, "loglik", numpy_form)
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        a = float(rng.uniform(0.01, 0.99))
+        rounds = tuple(_sampler(a, int(rng.integers(1 << 30)))(k, int(rng.integers(3, 12))) for k in (0, 1, 2, 4, 7, 12))
+        iv = likelihood_interval(rounds, threshold(1e-3))
+        assert iv.theta_low <= iv.theta_hat <= iv.theta_high
+        ks, ns, hs = pooled(rounds)
+        theta = np.linspace(0.0, math.pi / 2, 301)
+        grid = loglik_points(theta, ks, ns, hs)
+        assert [float(v) for v in grid] == [loglik_point(float(t), ks, ns, hs) for t in theta]
+        assert [float(v) for v in _loglik_points(theta, ks, ns, hs)] == [float(v) for v in grid]
+
+
 def test_resumed_policies_spend_by_eps_above_the_budget_floor():
     """q-ucb-halve and q-se start each arm as an LRState spending by eps above max(eps_min, 1/T)
     (amplitude scale: divided by the reward range) and report exhausted below that floor."""
@@ -136,3 +161,42 @@ def test_resumed_policies_spend_by_eps_above_the_budget_floor():
     assert not se.exhausted
     se.round = 20  # eps_r = 0.25 2^-19 < 1e-4
     assert se.exhausted
+
+
+def _gaussian_interval(theta: float):
+    """``likelihood_interval`` as the cost model sees it: theta +- sqrt(q / I) about the true
+    theta, clipped to [0, pi/2] (I: the rounds' Fisher information)."""
+    from qbo.qmc.lr_interval import HALF_PI, Interval
+
+    def interval(rounds, q, plausible=((0.0, HALF_PI),)):
+        h = math.sqrt(q / sum(4.0 * (2 * r.k + 1) ** 2 * r.shots for r in rounds))
+        return Interval(theta, max(0.0, theta - h), min(HALF_PI, theta + h), plausible)
+    return interval
+
+
+def test_cost_model_runs_the_schedules_rounds_split_last_round_included(monkeypatch):
+    """``_schedule_calls`` counts the rounds ``run_schedule`` runs when the interval is the
+    Gaussian one, round for round: the last round's FINAL_SHARE split included (before that,
+    the model ran the last round whole), from scratch and resumed from an earlier eps."""
+    from qbo.qmc import lrae
+
+    checked = split = 0
+    for alpha in (0.05, 1e-3, 1e-6):
+        q, m = threshold(alpha), lrae.default_shots(alpha)
+        for eps in np.geomspace(3e-4, 0.2, 9):
+            for j in range(0, 16, 3):
+                theta = math.asin(math.sqrt((j + 0.5) / 16))
+                monkeypatch.setattr(lrae, "likelihood_interval", _gaussian_interval(theta))
+                ran: list[Round] = []
+                sample = lambda k, n: ran.append(Round(k, n, 0)) or ran[-1]  # noqa: E731 (ones unused)
+                first, _ = lrae.run_schedule((), ((0.0, math.pi / 2),), 3 * eps, alpha, sample)
+                assert [(r.k, r.shots) for r in first] == list(lrae._model_rounds(theta, 3 * eps, q, m))
+                ran.clear()
+                again, _ = lrae.run_schedule(first, ((0.0, math.pi / 2),), eps, alpha, sample)
+                model = list(lrae._model_rounds(theta, eps, q, m, lrae._information(first), max(r.k for r in first)))
+                assert [(r.k, r.shots) for r in again] == model, (alpha, eps, j)
+                assert lrae._schedule_calls(theta, eps, q, m, lrae._information(first), max(r.k for r in first)) == \
+                    sum(r.oracle_calls for r in again)
+                checked += 1
+                split += len(again) >= 2 and again[-1].k == again[-2].k
+    assert checked == 3 * 9 * 6 and split > checked // 4  # the split last round is exercised

@@ -4,14 +4,21 @@ the stage loop cannot repeat a zero-call stage forever (``qbo.experiments.trial`
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from qbo.algorithms import make_policy
 from qbo.algorithms.base import Query
 from qbo.algorithms.q_ucb_halve import QUCBHalve, QUCBHalveConfig
+from qbo.algorithms.registry import POLICIES
 from qbo.execution import ExactExecutor
+from qbo.experiments import journal
+from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.defaults import policy_options
+from qbo.experiments.runner import resume_experiment, run_experiment
 from qbo.experiments.trial import StageSettings, run_stages
 from qbo.problems import make_problem
 from qbo.qmc.lrae import LRState
@@ -58,6 +65,35 @@ def test_a_zero_call_stage_asked_again_stops_the_stage_loop() -> None:
     assert records[0]["honest_calls"] > 0 and records[1]["honest_calls"] == 0
     assert records[-1]["cum_calls"] == 50_000
     np.testing.assert_equal(policy.visits, [2, 0, 0, 0])
+
+
+class _Stopped(Exception):
+    """The interruption of the test below."""
+
+
+def test_a_run_interrupted_right_after_a_zero_call_stage_resumes_to_the_same_files(monkeypatch, tmp_path) -> None:
+    """The zero-call guard is rebuilt from the journal (``Progress.idle``): without it the
+    resumed unit would run the repeated query once more (a second zero-call stage) before
+    stopping, and its stages.jsonl would differ from the uninterrupted run's."""
+    monkeypatch.setitem(POLICIES, "q-ucb-halve", replace(POLICIES["q-ucb-halve"], policy=_SameQuery))
+    monkeypatch.setattr(journal, "FLUSH_EVERY_S", 0.0)  # every stage durable at once
+    config = ExperimentConfig(problem="synthetic-bernoulli", algorithms=("q-ucb-halve",), budget=50_000, trials=1)
+    run_experiment(config, tmp_path / "A")
+    seen: list[int] = []
+
+    def stop_after_the_zero_call_stage(key: str, calls: int, budget: int) -> None:
+        seen.append(calls)
+        if len(seen) == 2:
+            assert seen[0] == seen[1] > 0  # the second stage spent nothing
+            raise _Stopped
+
+    with pytest.raises(_Stopped):
+        run_experiment(config, tmp_path / "B", on_progress=stop_after_the_zero_call_stage)
+    resume_experiment(tmp_path / "B")
+    expected = (tmp_path / "A" / "stages.jsonl").read_text().splitlines()
+    assert [json.loads(line)["method"] for line in expected] == ["lrae-resumed", "lrae-resumed", "exploit"]
+    for name in ("stages.jsonl", "summary.csv", "run.json"):
+        assert (tmp_path / "B" / name).read_bytes() == (tmp_path / "A" / name).read_bytes(), name
 
 
 def test_resumed_q_gp_ucb_spends_by_index_by_default_and_refuses_an_unknown_spending() -> None:

@@ -87,3 +87,21 @@ def test_make_estimator_rejects_unknown_method():
 def test_monte_carlo_refuses_impossible_sample_counts():
     with pytest.raises(ValueError, match="1e-12"):
         MonteCarloEstimator(1e-12).estimate(bernoulli(0.3), ExactExecutor(0))
+
+
+def test_auto_runs_the_method_it_planned_with_its_one_device_model():
+    """``planned_calls`` and ``estimate`` read one device model, the snapshot auto was built
+    with: a stage planned as the device choice runs the device choice, on any executor (before,
+    the estimate took the noiseless choice on a noiseless executor, or the target's own
+    calibration on a noisy one, whatever the plan had used)."""
+    from qbo.noise import load_snapshot
+
+    snapshot, oracle = load_snapshot("fake_torino"), bernoulli(0.3)
+    auto = make_estimator("auto", 0.05, snapshot=snapshot)
+    chosen, facts = auto.device_choice(oracle, snapshot)
+    assert auto.planned_calls(oracle) == chosen.planned_calls(oracle)
+    out = auto.estimate(oracle, ExactExecutor(seed=1))
+    assert out.diagnostics["auto_choice"] == facts and out.method.startswith(facts["chosen"].split("+")[0])
+    bare = make_estimator("auto", 0.05)
+    assert bare.planned_calls(oracle) == bare.choose(oracle).planned_calls(oracle)
+    assert "auto_choice" not in bare.estimate(oracle, ExactExecutor(seed=1)).diagnostics

@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -365,18 +365,22 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
     """Re-tell journalled stages to a fresh policy, rebuild the clock's world and restore the
     unit's random state from the last checkpoint (before its executor is built)."""
     lines = replay.records
+    idle: Query | None = None  # the stage loop's zero-call guard (qbo.experiments.trial.Progress)
     for line in lines:
         clock.replay(line)
         stage = told(line)
+        idle = None
         if stage.method != EXPLOIT:
             resume = arm_state_from_json(stage.qmc) if stage.qmc is not None else None
             query = Query(stage.arm, stage.eps, getattr(policy, "alpha", None), resume=resume)
             policy.tell(query, stage.estimate, epsilon=stage.weight_eps, elapsed=stage.elapsed,
                         calls=stage.honest_calls)
+            if stage.honest_calls == 0:  # the query as the stage loop told it, horizon included
+                idle = replace(query, horizon=line.get("horizon"))
     if not lines:
         return Progress()
     if replay.state is None or "rng" not in replay.state:
         raise BadFile("a journal holds stages but no checkpoint of the random state; start the run afresh")
     rng.bit_generator.state = replay.state["rng"]
     last = told(lines[-1])
-    return Progress(stage=last.stage, calls=last.cum_calls, regret=last.cum_regret)
+    return Progress(stage=last.stage, calls=last.cum_calls, regret=last.cum_regret, idle=idle)

@@ -38,8 +38,10 @@ non-resumed stage runs ``qbo.qmc.auto.choose_method`` of the configured estimato
 Zero-call stages: a resumed stage whose arm already meets eps_s spends no call (its state
 comes back unchanged). The policy is told it; if it then asks the very same query again, no
 stage can change anything and the loop would never end, so it stops there as at line 5 (the
-rest is charged at ``recommend()``). ``q-gp-ucb`` with resume never asks such a repeat (an arm
-final at its floor ends the run: ``qbo.algorithms.q_gp_ucb_resume``); the guard holds for any policy.
+rest is charged at ``recommend()``). The guard is part of where a unit stands (``Progress.idle``:
+the query told after a zero-call stage), so a resumed unit stops where an uninterrupted one
+does. ``q-gp-ucb`` with resume never asks such a repeat (an arm final at its floor ends the
+run: ``qbo.algorithms.q_gp_ucb_resume``); the guard holds for any policy.
 
 Under ``accounting="reference"`` only the charge changes: the line-5 prediction still uses
 the estimator's honest cost model, so such a run stops earlier than the authors' code would
@@ -70,11 +72,14 @@ from qbo.qmc.resumable import arm_refine_calls, as_kind, refine_arm
 @dataclass
 class Progress:
     """Where a unit stands: stages done, calls charged, regret accrued (None: the problem's
-    exact means are unknown, so regret is undefined)."""
+    exact means are unknown, so regret is undefined), and ``idle``: the query the policy was
+    told after the last stage if that stage spent no oracle call (the zero-call guard of
+    ``run_stages``; a resume rebuilds it from the journal's last stage, ``qbo.experiments.runner``)."""
 
     stage: int = 0
     calls: int = 0
     regret: float | None = 0.0
+    idle: Query | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,6 @@ def run_stages(
     budget, design, timed = settings.budget, clock.design, clock.timed
     may_exhaust = not isinstance(policy, PolicyBase) or hasattr(type(policy), "exhausted")
     source = _classical_source(executor)
-    idle: Query | None = None  # the last stage's query if it spent no oracle call
     while at.calls < budget:
         init = at.stage < len(design)
         if init:
@@ -112,7 +116,7 @@ def run_stages(
             query = policy.ask()
             if may_exhaust and getattr(policy, "exhausted", False):
                 break
-            if query == idle:  # a zero-call stage asked again would repeat forever: stop as at line 5
+            if query == at.idle:  # a zero-call stage asked again would repeat forever: stop as at line 5
                 break
         if query.epsilon is None:  # one classical sample, one oracle call
             value = clock.sample(query.arm, source)
@@ -124,7 +128,7 @@ def run_stages(
                 break
             value, charged, honest, method, weight_eps, wall, told = outcome
             charged = min(charged, budget - at.calls)
-        idle = query if honest == 0 else None
+        at.idle = told if honest == 0 else None
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
         policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
         record = _record(at, query.arm, query.epsilon, "init" if init else method, charged, honest, value, regret,

@@ -10,10 +10,18 @@ within the qubits the run's circuits touch (their readout included; the delay re
 pass is the device's, unchanged). Instructions of a circuit act only on those qubits, so
 every error Aer would apply to them is the same: the counts are those of the full model
 (tests/test_hardware.py compares them seed for seed).
+
+Threads. A run hands Aer its noise model as a run option and never changes the simulator's
+own options, so one simulator may serve several threads at once (Aer reads the options when
+its job executes, possibly after another thread's run has begun). The restricted models are
+kept per (device, qubit set) in one lock-guarded cache of the ``NOISE_MODELS`` most recently
+used, so a long process running many layouts holds a bounded number.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from qiskit import QuantumCircuit
@@ -22,9 +30,10 @@ from qiskit.transpiler import Target
 from qiskit_aer import AerSimulator
 from qiskit_aer.noise import NoiseModel
 
-__all__ = ["LayoutSimulator", "active_qubits", "restricted_noise_model"]
+__all__ = ["NOISE_MODELS", "LayoutSimulator", "NoiseModels", "active_qubits", "restricted_noise_model"]
 
 _IDLE = ("barrier", "delay")
+NOISE_MODELS = 32  # restricted noise models kept per process (all devices): a run uses one per oracle layout
 
 
 def active_qubits(circuits: Iterable[QuantumCircuit]) -> frozenset[int]:
@@ -92,15 +101,37 @@ class LayoutSimulator(AerSimulator):
 
     def run(self, run_input, **options):  # noqa: ANN001 - AerSimulator's signature
         circuits = run_input if isinstance(run_input, (list, tuple)) else [run_input]
-        self.set_options(noise_model=_noise_for(self, active_qubits(circuits)))
-        return super().run(run_input, **options)
+        model = _NOISE.get(self.name, self.target, active_qubits(circuits))
+        return super().run(run_input, **{**options, "noise_model": model})  # a run option: the simulator stays as it is
 
 
-_NOISE: dict[tuple[str, tuple[int, ...]], NoiseModel] = {}  # per simulator name and qubit set
+class NoiseModels:
+    """Restricted noise models by (device name, qubit set), at most ``maxsize``: the least
+    recently used is dropped first. Thread-safe: a model is built once, under the lock."""
+
+    def __init__(self, maxsize: int) -> None:
+        if maxsize < 1:
+            raise ValueError(f"a noise model cache holds at least 1 model, got maxsize {maxsize}")
+        self.maxsize = maxsize
+        self._lock = threading.Lock()
+        self._models: OrderedDict[tuple[str, tuple[int, ...]], NoiseModel] = OrderedDict()
+
+    def get(self, name: str, target: Target, qubits: frozenset[int]) -> NoiseModel:
+        """The model of ``target`` (the device called ``name``) restricted to ``qubits``."""
+        key = (name, tuple(sorted(qubits)))
+        with self._lock:
+            model = self._models.get(key)
+            if model is None:
+                model = self._models[key] = restricted_noise_model(target, qubits)
+            self._models.move_to_end(key)
+            while len(self._models) > self.maxsize:
+                self._models.popitem(last=False)
+            return model
+
+    def items(self) -> list[tuple[tuple[str, tuple[int, ...]], NoiseModel]]:
+        """The cached (key, model) pairs, least recently used first."""
+        with self._lock:
+            return list(self._models.items())
 
 
-def _noise_for(simulator: AerSimulator, qubits: frozenset[int]) -> NoiseModel:
-    key = (simulator.name, tuple(sorted(qubits)))
-    if key not in _NOISE:
-        _NOISE[key] = restricted_noise_model(simulator.target, qubits)
-    return _NOISE[key]
+_NOISE = NoiseModels(NOISE_MODELS)

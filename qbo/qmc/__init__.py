@@ -40,7 +40,7 @@ def make_estimator(
     **Without a snapshot every estimator assumes a noiseless device**: on a noisy executor its
     interval covers sampling error only (IAE, MC) and may miss the ideal mean, so there it
     reports ``reached_epsilon`` False with a note (``qbo.qmc.base.without_device_model``);
-    MLAE and 'auto' read the device model from the target's name.
+    MLAE reads the device model from the target's name ('auto' then runs that MLAE).
 
     ``max_calls`` caps the honest oracle calls (MLAE's ``budget``, IAE's and Monte Carlo's
     ``max_calls``): an estimate that hits it returns its honest, wider interval with

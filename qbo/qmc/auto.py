@@ -14,15 +14,18 @@ cost model is at or below Hoeffding's for every eps; ``auto`` still guards confi
 where that is not so (fixed ``shots``, a ``k_max`` cap).
 On a noisy target (``aer:NAME``, ``fake:BACKEND``, ``ibm:BACKEND``) ``auto`` runs a noise-aware
 estimator: IAE and MC without a device model assume the noiseless P(1) and their intervals do
-not cover under decay (issue 9). With the target's device model it runs whichever of the
-noise-aware MLAE (``qbo.qmc.mlae``) and the calibration-aware IAE (``qbo.qmc.capped``) the depth
+not cover under decay (issue 9). With the device model it is built with
+(``mlae_options['snapshot']``, ``make_estimator``'s ``snapshot``: the target's; ``planned_calls``
+plans with the same one, so a stage runs the method it was planned with) it runs whichever of
+the noise-aware MLAE (``qbo.qmc.mlae``) and the calibration-aware IAE (``qbo.qmc.capped``) the depth
 model predicts reaches the smaller half-width at the budget (issue 24 item 3, ``device_choice``):
 ``budget`` when one is given, else MLAE's planned calls for eps. IAE's prediction is its own
 (``CalibrationAwareIAE.predicted_half_width``: bias floor plus sampling); MLAE's is the sampling
 half-width of its best power at the predicted contrast c_k (``mlae_half_width``; it fits the
 decay, so no bias floor is added). Both are idealised the same way (one power, no schedule
 overhead), and a tie goes to MLAE. The choice, both predictions and the budget are in the
-estimate's ``diagnostics['auto_choice']``. Without a device model, MLAE runs as before.
+estimate's ``diagnostics['auto_choice']``. Without a device model, MLAE runs with its own prior
+(the calibration the target's name declares, else a weak one).
 The noiseless choice compares the two estimators' own cost models (``expected_calls``); it depends
 only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
 """
@@ -34,11 +37,11 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
 
-from qbo.execution.base import Executor, Target
+from qbo.execution.base import Executor
 from qbo.noise import Snapshot
 from qbo.noise.depth import needed_k, power_noise
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import check_accuracy, declared_noise, is_noiseless, unit_epsilon
+from qbo.qmc.base import check_accuracy, is_noiseless, unit_epsilon
 from qbo.qmc.capped import CalibrationAwareIAE
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
@@ -142,13 +145,10 @@ class AutoEstimator:
 
     @accepts_user_inputs
     def estimate(self, oracle: Oracle, executor: Executor) -> Estimate:
-        if not is_noiseless(executor.target):
-            snapshot = self.mlae_options.get("snapshot")
-            if snapshot is None:
-                noise = declared_noise(executor.target)
-                snapshot = noise.snapshot() if isinstance(noise, Target) else None
-            if snapshot is None:  # no device model: MLAE's own prior
-                return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
+        snapshot = self.mlae_options.get("snapshot")  # the one device model: planned_calls plans with it
+        if snapshot is None and not is_noiseless(executor.target):  # none: MLAE's own prior (the target's)
+            return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
+        if snapshot is not None:
             estimator, facts = self.device_choice(oracle, snapshot)
             est = estimator.estimate(oracle, executor)
             note = (f"auto ran {facts['chosen']}: predicted half-width (amplitude scale) at {facts['calls']:.4g} calls "

@@ -24,7 +24,8 @@ union bound is unchanged, so the final interval covers the ideal amplitude whene
 hold, and ``reached_epsilon`` is IAE's own verdict on the padded interval.
 
 Depth cap. A pad p on round k moves the amplitude by at most ``amplitude_bias(k, p)``
-(``qbo.noise.depth``, the sup over theta). k_max is the largest k <= the depth eps needs with
+(``qbo.noise.depth``, the sup over theta). Only the powers up to the depth eps needs, and up to
+the user's ``iae.k_max`` where given, are candidates. k_max is the largest candidate with
 that bound <= ``fraction`` eps; if none qualifies, the power with the smallest bound among the
 *usable* ones (pad <= 1/4: the padded round still excludes half of [0, 1]) is the cap, and
 IAE then aims at the eps that bound leaves room for (``aim_half_width``: bound / ``fraction``,
@@ -138,9 +139,9 @@ class DevicePlan:
     """What a device model allows for one oracle at one eps (unit scale)."""
 
     iae: IterativeAmplitudeEstimation
-    k_max: int | None  # deepest power with amplitude bias <= fraction eps; None: none
+    k_max: int | None  # deepest candidate power with amplitude bias <= fraction eps; None: none
     cap: int  # the power IAE is capped at
-    pads: tuple[float, ...] = field(repr=False)  # pad of every power 0..needed_k(eps)
+    pads: tuple[float, ...] = field(repr=False)  # pad of every candidate: 0..needed_k(eps), at most iae.k_max
     variance: float = 1.0  # a round's variance per shot relative to a plain round
     cost: float = 1.0  # a round's oracle calls per shot relative to a plain round
     unmitigated: bool = False  # the mitigation's pads were worse at every power: plain rounds ran
@@ -232,7 +233,8 @@ class CalibrationAwareIAE:
 @caches.lru(maxsize=256)
 def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
     eps_unit = unit_epsilon(oracle, cfg.iae.epsilon)
-    ks = range(needed_k(eps_unit) + 1)
+    top = needed_k(eps_unit) if cfg.iae.k_max is None else min(needed_k(eps_unit), cfg.iae.k_max)
+    ks = range(top + 1)  # the powers IAE may run: a user's k_max bounds every choice below
     mitigation = cfg.iae.mitigation
     variance, cost = 1.0, 1.0
     if mitigation is None:
@@ -261,12 +263,10 @@ def _device_plan(cfg: CalibrationAwareIAE, oracle: Oracle) -> DevicePlan:
         run_eps = max(run_eps, aim_half_width(bounds[cap], cfg.fraction) * (oracle.high - oracle.low))
     else:
         cap = k_max
-    if cfg.iae.k_max is not None:
-        cap = min(cap, cfg.iae.k_max)
     kept = pads[: cap + 1]
     estimator = BiasPad(kept, f"{cfg.snapshot.name}/{oracle.key}") if mitigation is None else mitigation.with_pads(kept)
     iae = replace(cfg.iae, epsilon=run_eps, k_max=cap, mitigation=estimator)
-    hopeless = k_max is None and bounds[cap] >= 0.5
+    hopeless = k_max is None and bounds[cap] >= 0.5  # cap: the best usable power IAE may run
     return DevicePlan(iae, k_max, cap, pads, variance, cost, unmitigated, hopeless)
 
 

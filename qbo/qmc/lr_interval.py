@@ -6,6 +6,9 @@ log-likelihood of theta is l(theta) = sum_K h_K log sin^2(K theta) + (n_K - h_K)
 is Wilks' set {theta : 2 (l_max - l(theta)) <= q}, q the chi-square(1) quantile at 1 - alpha
 (asymptotic: docs/estimators.md gives its coverage), found on a grid of GRID_PER_PERIOD
 points per period of the deepest power and refined by bounded Brent and Brent's root finder.
+One interval evaluates l with one function, ``qbo.qmc.lr_kernel``'s loop (``loglik_points`` on
+the grid, ``loglik_point`` for Brent), so a theta has one value in every comparison; ``loglik``
+is the same sum in numpy, equal to rounding (a reference for tests and notes).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from qbo.qmc.lr_kernel import loglik_point
+from qbo.qmc.lr_kernel import loglik_point, loglik_points
 from qbo.qmc.result import Round
 
 HALF_PI = 0.5 * math.pi
@@ -39,7 +42,8 @@ _TINY = 1e-300
 
 
 def loglik(theta: np.ndarray, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> np.ndarray:
-    """l(theta) for an array of theta (shape P) over pooled powers (shape R)."""
+    """l(theta) for an array of theta (shape P) over pooled powers (shape R), vectorised (equal
+    to ``loglik1`` to rounding, not bit for bit: ``likelihood_interval`` uses the loop only)."""
     s = np.sin(np.multiply.outer(theta, ks)) ** 2
     c = 1.0 - s
     return (hs * np.log(np.maximum(s, _TINY)) + (ns - hs) * np.log(np.maximum(c, _TINY))).sum(axis=-1)
@@ -81,7 +85,7 @@ def likelihood_interval(
         n = max(3, int(math.ceil((hi - lo) / step)) + 1)
         grids.append(np.linspace(lo, hi, n))
     theta = np.concatenate(grids)
-    ll = loglik(theta, ks, ns, hs)
+    ll = loglik_points(theta, ks, ns, hs)
     i = int(np.argmax(ll))
     lo_b, hi_b = max(0.0, theta[i] - step), min(HALF_PI, theta[i] + step)
     best = minimize_scalar(lambda t: -loglik1(t, ks, ns, hs), bounds=(lo_b, hi_b), method="bounded",

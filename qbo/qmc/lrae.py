@@ -6,8 +6,8 @@ Schedule. With a = sin^2(theta), a shot of Q^k A reads 1 with p_k = sin^2(K thet
 One shot at K carries Fisher information 4 K^2 on theta whatever theta is, and costs K calls
 (``qbo.grover.oracle_calls``), so deep powers are cheap per unit of information; what limits
 the depth is ambiguity: p_K repeats every pi / K in theta. LRAE grows the power by up to
-``GROWTH`` (1.7) a level, with ``default_shots`` = 7 shots a level (``SHOTS_0``; q: Wilks'
-threshold), so that the older powers' information rules out the new power's mirror alias
+``GROWTH`` (1.7) a level, with ``default_shots`` = 7 shots a level (``LEVEL_SHOTS``, at every
+alpha), so that the older powers' information rules out the new power's mirror alias
 (placed a quarter period away, p_K near 1/2); once the information still missing to reach eps
 fits in fewer than a level's shots at the next power, the last round takes ``FINAL_SHARE`` of
 it, the interval is checked, and the rest follows only if the interval is still too wide. A
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,10 +73,9 @@ __all__ = [
 METHOD = "lrae"
 METHOD_RESUMED = "lrae-resumed"
 MAX_ROUNDS = 400
-BOOST = 0.0  # extra shots of a full level per halving of the power below the deepest (level_shots)
 PHASE_SLACK = 1.25  # a new power may be up to this factor off the one asked, to sit where p_K is near 1/2
 GROWTH = 1.7  # a new power is up to GROWTH times the deepest (docs/estimators.md: 2 cost more at 1e-6)
-SHOTS_Q, SHOTS_0 = 0.0, 7  # shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (default_shots): 7 at every alpha
+LEVEL_SHOTS = 7  # shots of a full level, at every alpha (default_shots)
 TOP_UP = 0.02  # an interval the Gaussian model calls done but is not: add this share of the information
 FINAL_SHARE = 0.8  # the round that should reach eps takes this share of the missing information first
 SPLIT_SHOTS = 0.25  # a split round takes at most this share of a full level's shots
@@ -91,9 +90,9 @@ def threshold(alpha: float) -> float:
 
 
 def default_shots(alpha: float) -> int:
-    """Shots of a full level: ceil(SHOTS_Q q) + SHOTS_0 (q = ``threshold(alpha)``), so that the
-    older powers rule out the new power's aliases at level alpha (docs/estimators.md)."""
-    return math.ceil(SHOTS_Q * threshold(alpha)) + SHOTS_0
+    """Shots of a full level: ``LEVEL_SHOTS`` at every alpha, enough for the older powers to
+    rule out the new power's aliases (docs/estimators.md)."""
+    return LEVEL_SHOTS
 
 
 def refinement_level(alpha: float, j: int) -> float:
@@ -183,16 +182,7 @@ def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: i
     n = math.ceil(missing / (4.0 * big_k * big_k))
     if n <= shots:
         return (big_k - 1) // 2, max(1, math.ceil(share * missing / (4.0 * big_k * big_k)))
-    return (big_k - 1) // 2, level_shots(shots, big_k, q / (w * w))
-
-
-def level_shots(shots: int, big_k: int, need: float) -> int:
-    """Shots of a full level at power K: ``shots`` plus BOOST per halving between K and the
-    deepest power the schedule will reach (about sqrt(need / (16 shots / 3))), so that the
-    shallow powers, on which every later alias decision rests, are the surest (robust phase
-    estimation's rule, Kimmel et al. 2015, Sec. III)."""
-    big_goal = math.sqrt(need * 3.0 / (16.0 * shots))
-    return shots + math.ceil(BOOST * max(0.0, math.log2(big_goal / big_k)))
+    return (big_k - 1) // 2, shots
 
 
 def _phase_power(theta: float, big_low: int, big_high: int) -> int:
@@ -275,14 +265,13 @@ def run_schedule(
     m = default_shots(alpha) if shots is None else shots
     new: list[Round] = []
     iv = likelihood_interval(rounds, q, plausible) if rounds else None
-    first = level_shots(m, 1, q / _theta_half_width(0.25 * math.pi, eps) ** 2)
     while len(new) < MAX_ROUNDS:
         if iv is not None:
             low, high, _ = iv.amplitude()
             if high - low <= 2 * eps * (1 + 1e-9):
                 break
             plausible = iv.plausible
-        k, n = _next_round(rounds + tuple(new), iv, eps, q, m, k_max) if iv is not None else (0, first)
+        k, n = _next_round(rounds + tuple(new), iv, eps, q, m, k_max) if iv is not None else (0, m)
         new.append(sample(k, n))
         iv = likelihood_interval(rounds + tuple(new), q, plausible)
     return tuple(new), iv
@@ -313,19 +302,24 @@ def _expected_sampler(theta: float) -> Sampler:
 
 
 def _schedule_calls(theta: float, eps: float, q: float, m: int, info: float = 0.0, k_last: int = -1) -> int:
-    """Cost model of one schedule at amplitude sin^2 theta: the rounds ``_plan`` picks when the
-    interval is the Gaussian one, theta_hat +- sqrt(q / I) (I: Fisher information so far),
-    starting from information ``info`` with deepest power ``k_last`` (-1: nothing run)."""
+    """Cost model of one schedule at amplitude sin^2 theta: the rounds ``run_schedule`` runs
+    when the interval is the Gaussian one, theta_hat +- sqrt(q / I) (I: Fisher information so
+    far), its last round split as there (``FINAL_SHARE`` first, then the rest), starting from
+    information ``info`` with deepest power ``k_last`` (-1: nothing run)."""
+    return sum(n * (2 * k + 1) for k, n in _model_rounds(theta, eps, q, m, info, k_last))
+
+
+def _model_rounds(theta: float, eps: float, q: float, m: int, info: float = 0.0,
+                  k_last: int = -1) -> Iterator[tuple[int, int]]:
+    """The (k, shots) of the rounds ``_schedule_calls`` counts, in order."""
     w = _theta_half_width(theta, eps)
     need = q / (w * w)
-    calls = 0
     while info < need * (1 - 1e-12):
-        k, n = (0, level_shots(m, 1, need)) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, None)
+        k, n = (0, m) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, None, FINAL_SHARE)
         big_k = 2 * k + 1
         info += 4.0 * big_k * big_k * n
-        calls += n * big_k
         k_last = max(k_last, k)
-    return calls
+        yield k, n
 
 
 _COSTS = CostCache()

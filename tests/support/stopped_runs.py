@@ -1,14 +1,20 @@
 """A `qbo run` as a child process that a test stops (kill -9, SIGINT, SIGTERM) and then
 resumes, and the files by which the resumed run is compared with one left alone
-(tests/test_kill_resume.py, tests/test_reliability_interrupts.py)."""
+(tests/test_kill_resume.py, tests/test_reliability_interrupts.py); and the kill -9 loop of
+the compact-unit tests (``kill_9_then_resume``: tests/test_compact.py,
+tests/test_compact_surrogates.py)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Protocol
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ("run", "--budget", "1500", "--trials", "2", "--seed", "3")
@@ -46,3 +52,52 @@ def resume_or_restart(cwd: Path, expected: dict[str, bytes], moment: object) -> 
     _, err = again.communicate(timeout=300)
     assert again.returncode == 0, (moment, err.decode())
     assert finished_files(run) == expected, moment
+
+
+class Tomlable(Protocol):
+    """A run's config as ``kill_9_then_resume`` writes it (``qbo.experiments.config.ExperimentConfig``)."""
+
+    def to_toml(self) -> str: ...
+
+
+_RUN_OR_RESUME = ("import sys, pathlib; from qbo.experiments.config import load_config; from qbo.experiments.runner import "
+                  "run_experiment, resume_experiment; p = pathlib.Path(sys.argv[1]); "
+                  "(resume_experiment(p) if (p / 'run.json').exists() else run_experiment(load_config(sys.argv[2]), p))")
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def kill_9_then_resume(config: Tomlable, base: Path, *, most: int, pause: tuple[float, float],
+                       touched: str | None = None, seed: int = 21) -> tuple[Path, Path, int]:
+    """Run ``config`` undisturbed in a child interpreter into ``base/clean``; then into
+    ``base/killed``, started or resumed again after each kill -9, at most ``most`` kills, each
+    a uniform ``pause`` (seconds, drawn from ``seed``) after the child started or, with
+    ``touched`` (a path in the run folder), after it first changed that file; then resumed to
+    its end. Returns (clean, killed, kills made); a child that ends before its kill ends the loop."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    toml = base / "config.toml"
+    toml.write_text(config.to_toml())
+    clean, killed = base / "clean", base / "killed"
+    subprocess.run([sys.executable, "-c", _RUN_OR_RESUME, str(clean), str(toml)], check=True, env=env, timeout=600)
+    rng, kills = np.random.default_rng(seed), 0
+    while kills < most:
+        before = None if touched is None else _stamp(killed / touched)
+        proc = subprocess.Popen([sys.executable, "-c", _RUN_OR_RESUME, str(killed), str(toml)], env=env)
+        deadline = time.monotonic() + 120
+        while touched is not None and _stamp(killed / touched) == before and proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)  # until this process has opened (cut or grown) the file
+        time.sleep(float(rng.uniform(*pause)))
+        if proc.poll() is not None:
+            break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+    subprocess.run([sys.executable, "-c", _RUN_OR_RESUME, str(killed), str(toml)], check=True, env=env, timeout=600)
+    return clean, killed, kills
