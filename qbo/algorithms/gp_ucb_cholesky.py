@@ -30,10 +30,9 @@ triangular solve and a rebuild's Cholesky factor are scalar loops here, where th
 BLAS's ``gemv`` and LAPACK's ``trtrs`` / ``potrf``, whose blocked, vectorised (and, by CPU,
 differently dispatched) sums round differently in the last bits, and the moved rows' rebuilds
 are the model's factor reached another way; every other operation is the model's,
-elementwise, in its order. The posterior agrees to rounding (tests/test_gp_ucb_cholesky.py:
-within 1e-12 after 400 to 600 rounds; docs/runs.md gives larger runs), and the arm can differ
-only where two scores tie to that rounding (none in the tests' runs, which pick the same arms
-as the policy's ask and tell and the Python-stepped unit). The loop uses
+elementwise, in its order. The posterior agrees to rounding and the arm can differ only where
+two scores tie to that rounding (tests/test_gp_ucb_cholesky.py and bench/cholesky_agreement.py
+compare both with the policy's own ask and tell; docs/runs.md gives the figures). The loop uses
 IEEE operations and libm's sqrt and log only, so, unlike the model, it gives the same run
 on every CPU, with numba or without it (``qbo.compiling.jit``).
 """
