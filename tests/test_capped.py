@@ -269,3 +269,14 @@ def test_a_user_k_max_bounds_every_choice_of_the_device_plan(monkeypatch):
         assert zero.cap == 0 and not zero.hopeless and zero.iae.epsilon == pytest.approx(aim_half_width(0.1, 0.5))
     finally:
         capped._device_plan.cache_clear()
+
+
+def test_the_note_names_a_user_k_max_that_set_the_cap():
+    """With k_max = 1 the cap is the calibration's best power within k <= 1 (k = 0 here): the
+    note names the user's k_max, not the calibration alone (fake_torino allows deeper powers)."""
+    snapshot, oracle = load_snapshot("fake_torino"), bernoulli(0.3)
+    free = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.05, 0.05), snapshot)
+    assert free.device_plan(oracle).cap > 1
+    out = CalibrationAwareIAE(IterativeAmplitudeEstimation(0.05, 0.05, k_max=1), snapshot).estimate(
+        oracle, ExactExecutor(seed=1))
+    assert "by the user's k_max=1 and fake_torino's calibration within it" in out.note

@@ -57,3 +57,33 @@ def test_without_a_signal_compiles_leave_no_deferral_behind() -> None:
     with interruptible():
         assert kernel(2.0) == 4.0
     assert uninterrupted.depth == 0 and uninterrupted.pending is None
+
+
+def test_a_compile_broken_before_the_lock_outside_interruptible_holds_no_signal_back() -> None:
+    """A Ctrl-C that breaks numba's wait for its lock (no ``interruptible``: Python's own
+    handler) sends no end event; the guard must not be left entered."""
+    import numba
+    from numba.core import event
+
+    class BreakTheAcquire(event.Listener):  # registered after qbo's: runs after its on_start
+        def on_start(self, ev: object) -> None:
+            raise KeyboardInterrupt
+
+        def on_end(self, ev: object) -> None:
+            pass
+
+    def triple(x: float) -> float:
+        return 3.0 * x
+
+    listener = BreakTheAcquire()
+    event.register("numba:compiler_lock", listener)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            numba.njit(cache=False)(triple)(1.0)
+    finally:
+        event.unregister("numba:compiler_lock", listener)
+    assert uninterrupted.depth == 0
+    with pytest.raises(Interrupted), interruptible():
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # the handler runs between bytecodes
+            pass

@@ -200,3 +200,19 @@ def test_cost_model_runs_the_schedules_rounds_split_last_round_included(monkeypa
                 checked += 1
                 split += len(again) >= 2 and again[-1].k == again[-2].k
     assert checked == 3 * 9 * 6 and split > checked // 4  # the split last round is exercised
+
+
+@pytest.mark.parametrize("k_max", [None, 3, 1])
+def test_the_cost_model_caps_powers_at_k_max_as_the_schedule_does(k_max):
+    """A user's k_max caps the model's powers too: mean calls over the model's 16 amplitudes,
+    run on the noise-free expected counts, within 15% of ``expected_calls`` (before, the model
+    ignored k_max and planned 2,254 calls where k_max = 1 spends ~58,600: 26x)."""
+    from qbo.qmc.lrae import _expected_sampler
+
+    est, eps = LikelihoodRatioAE(0.002, 0.05, k_max=k_max), 0.002
+    spent = []
+    for j in range(16):
+        rounds, _ = est.run(eps, _expected_sampler(math.asin(math.sqrt((j + 0.5) / 16))))
+        assert k_max is None or max(r.k for r in rounds) <= k_max
+        spent.append(sum(r.shots * (2 * r.k + 1) for r in rounds))
+    assert abs(np.mean(spent) / est.expected_calls(eps) - 1) < 0.15

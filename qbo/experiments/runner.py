@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -375,8 +375,8 @@ def _replay(policy: PolicyBase, clock: Clock, rng: np.random.Generator, replay: 
             query = Query(stage.arm, stage.eps, getattr(policy, "alpha", None), resume=resume)
             policy.tell(query, stage.estimate, epsilon=stage.weight_eps, elapsed=stage.elapsed,
                         calls=stage.honest_calls)
-            if stage.honest_calls == 0:  # the query as the stage loop told it, horizon included
-                idle = replace(query, horizon=line.get("horizon"))
+            if stage.honest_calls == 0:  # the query as the stage loop told it (the guard ignores horizons)
+                idle = query
     if not lines:
         return Progress()
     if replay.state is None or "rng" not in replay.state:

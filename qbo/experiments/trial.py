@@ -116,8 +116,8 @@ def run_stages(
             query = policy.ask()
             if may_exhaust and getattr(policy, "exhausted", False):
                 break
-            if query == at.idle:  # a zero-call stage asked again would repeat forever: stop as at line 5
-                break
+            if at.idle is not None and replace(query, horizon=None) == at.idle:  # a zero-call stage asked
+                break  # again would repeat forever: stop as at line 5
         if query.epsilon is None:  # one classical sample, one oracle call
             value = clock.sample(query.arm, source)
             charged = honest = 1
@@ -128,7 +128,7 @@ def run_stages(
                 break
             value, charged, honest, method, weight_eps, wall, told = outcome
             charged = min(charged, budget - at.calls)
-        at.idle = told if honest == 0 else None
+        at.idle = replace(told, horizon=None) if honest == 0 else None  # the journal keeps no horizon off timed clocks
         elapsed, regret = clock.stage(query.arm, charged, honest, wall)
         policy.tell(told, value, epsilon=weight_eps, elapsed=elapsed, calls=honest)
         record = _record(at, query.arm, query.epsilon, "init" if init else method, charged, honest, value, regret,

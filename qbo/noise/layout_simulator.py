@@ -91,8 +91,9 @@ def restricted_noise_model(target: Target, qubits: Iterable[int]) -> NoiseModel:
 
 
 class LayoutSimulator(AerSimulator):
-    """``AerSimulator.from_backend(backend, noise_model=...)`` whose noise model is set before
-    each run to the device's restricted to the qubits of that run's circuits (module docstring)."""
+    """``AerSimulator.from_backend(backend, noise_model=...)`` that hands each run, as a run
+    option, the device's noise model restricted to the qubits of that run's circuits (module
+    docstring); its own options never change, so threads can share it."""
 
     @classmethod
     def for_backend(cls, backend: BackendV2) -> "LayoutSimulator":

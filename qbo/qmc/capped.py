@@ -216,6 +216,9 @@ class CalibrationAwareIAE:
                      f"one k = 0 round of {PROBE_SHOTS} shots ran")
         elif device.k_max is None:
             depth = f"the predicted noise bias exceeds {self.fraction} eps at every Grover power; capped at k={device.cap}"
+        elif self.iae.k_max is not None and self.iae.k_max < needed_k(eps_unit):
+            depth = (f"Grover powers capped at k_max={device.cap} by the user's k_max={self.iae.k_max} "
+                     f"and {name}'s calibration within it")
         elif device.cap < needed_k(eps_unit):
             depth = f"Grover powers capped at k_max={device.cap} by {name}'s calibration"
         else:

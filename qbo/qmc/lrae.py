@@ -301,21 +301,23 @@ def _expected_sampler(theta: float) -> Sampler:
     return sample
 
 
-def _schedule_calls(theta: float, eps: float, q: float, m: int, info: float = 0.0, k_last: int = -1) -> int:
+def _schedule_calls(theta: float, eps: float, q: float, m: int, info: float = 0.0, k_last: int = -1,
+                    k_max: int | None = None) -> int:
     """Cost model of one schedule at amplitude sin^2 theta: the rounds ``run_schedule`` runs
     when the interval is the Gaussian one, theta_hat +- sqrt(q / I) (I: Fisher information so
     far), its last round split as there (``FINAL_SHARE`` first, then the rest), starting from
-    information ``info`` with deepest power ``k_last`` (-1: nothing run)."""
-    return sum(n * (2 * k + 1) for k, n in _model_rounds(theta, eps, q, m, info, k_last))
+    information ``info`` with deepest power ``k_last`` (-1: nothing run), powers at most
+    ``k_max`` (None: no cap)."""
+    return sum(n * (2 * k + 1) for k, n in _model_rounds(theta, eps, q, m, info, k_last, k_max))
 
 
 def _model_rounds(theta: float, eps: float, q: float, m: int, info: float = 0.0,
-                  k_last: int = -1) -> Iterator[tuple[int, int]]:
+                  k_last: int = -1, k_max: int | None = None) -> Iterator[tuple[int, int]]:
     """The (k, shots) of the rounds ``_schedule_calls`` counts, in order."""
     w = _theta_half_width(theta, eps)
     need = q / (w * w)
     while info < need * (1 - 1e-12):
-        k, n = (0, m) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, None, FINAL_SHARE)
+        k, n = (0, m) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, k_max, FINAL_SHARE)
         big_k = 2 * k + 1
         info += 4.0 * big_k * big_k * n
         k_last = max(k_last, k)
@@ -380,7 +382,7 @@ class LikelihoodRatioAE:
             return 0.0
         m = default_shots(self.alpha) if self.shots is None else self.shots
         key = ("lrae", self.alpha, m, self.k_max, eps)
-        return _COSTS.mean_calls(key, lambda: (lambda theta: _schedule_calls(theta, eps, q, m)))
+        return _COSTS.mean_calls(key, lambda: (lambda theta: _schedule_calls(theta, eps, q, m, k_max=self.k_max)))
 
 
 def expected_refine_calls(state: LRState, eps: float) -> int:
