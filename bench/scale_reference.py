@@ -120,6 +120,74 @@ def gp_ucb(means, gaps, budget, seed, K, lam, delta):
     return regret
 
 @numba.njit(cache=True)
+def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
+    """GP-UCB (theorem-1 beta) on the exact posterior in O(m s) memory for s distinct observed
+    arms, without an m x m covariance: P = (K_UU + lam diag(1/n_U))^-1 (s x s; Sherman-Morrison
+    at a repeat, bordering at a new arm) and the kernel rows K_U (s x m) give the column
+    Sigma e_j = K e_j - K_U^T P K_U e_j, O(s^2 + m s); the mean and variance at every arm
+    follow by the Kalman update. (An inverse where qbo keeps a Cholesky factor and its
+    downdate: the same cost class, written independently.)"""
+    np.random.seed(seed)
+    m = means.shape[0]
+    KU, P = np.zeros((m, m)), np.zeros((m, m))
+    row, count = np.full(m, -1), np.zeros(m)
+    mu, var = np.zeros(m), np.zeros(m)
+    for i in range(m):
+        var[i] = K[i, i]
+    h, c, u = np.zeros(m), np.zeros(m), np.zeros(m)
+    s, regret = 0, 0.0
+    for t in range(1, budget + 1):
+        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[i] + beta * math.sqrt(max(var[i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        for a in range(s):  # h = P K_U e_arm
+            acc = 0.0
+            for b in range(s):
+                acc += P[a, b] * KU[b, arm]
+            h[a] = acc
+        for i in range(m):
+            c[i] = K[arm, i]
+        for a in range(s):
+            for i in range(m):
+                c[i] -= KU[a, i] * h[a]
+        denom = c[arm] + lam
+        r = (y - mu[arm]) / denom
+        for i in range(m):
+            mu[i] += c[i] * r
+            var[i] -= c[i] * c[i] / denom
+        p = row[arm]
+        if p >= 0:  # B_pp loses lam (1/n - 1/(n + 1))
+            n = count[p]
+            d = lam * (1.0 / n - 1.0 / (n + 1.0))
+            f = d / (1.0 - d * P[p, p])
+            for a in range(s):
+                u[a] = P[a, p]
+            for a in range(s):
+                for b in range(s):
+                    P[a, b] += f * u[a] * u[b]
+            count[p] = n + 1.0
+        else:  # border B with k = K_U e_arm, K(arm, arm) + lam
+            schur = K[arm, arm] + lam
+            for a in range(s):
+                schur -= KU[a, arm] * h[a]
+            for a in range(s):
+                for b in range(s):
+                    P[a, b] += h[a] * h[b] / schur
+                P[a, s] = -h[a] / schur
+                P[s, a] = -h[a] / schur
+            P[s, s] = 1.0 / schur
+            for i in range(m):
+                KU[s, i] = K[arm, i]
+            row[arm], count[s] = s, 1.0
+            s += 1
+        regret += gaps[arm]
+    return regret
+
+@numba.njit(cache=True)
 def gp_ts(means, gaps, budget, seed, K, lam):
     np.random.seed(seed)
     m = means.shape[0]
@@ -207,7 +275,9 @@ def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
 def main() -> None:
     learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
     means, gaps = params["means"], params["gaps"]
-    if learner == "gp-ucb":
+    if learner == "gp-ucb-cholesky":
+        run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+    elif learner == "gp-ucb":
         run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
     elif learner == "gp-ts":
         run = lambda b: gp_ts(means, gaps, b, 1, params["K"], float(params["lam"]))  # noqa: E731

@@ -1,7 +1,7 @@
 """Classical learners at their compiled floor: a policy's whole sample loop as one kernel.
 
-A classical policy of one sample a round (``thompson``, ``kl-ucb``, ``gp-ucb`` on the
-rank-one posterior with a fixed length scale) spends nearly all its time in Python overhead
+A classical policy of one sample a round (``thompson``, ``kl-ucb``, ``gp-ucb`` with a fixed
+length scale on the rank-one or the Cholesky posterior, ``gp-ts``, ``linucb``) spends nearly all its time in Python overhead
 around a few floating-point operations per arm. Its ``stepper()`` gives a ``Stepper``: the
 same ask, reward draw and tell, round after round, as one loop over scalars that runs
 ``count`` rounds at a time, on arrays the policy owns (its state is always the policy's).

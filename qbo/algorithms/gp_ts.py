@@ -7,6 +7,12 @@ play argmax f.  ``scale`` multiplies the posterior covariance's square root (Cho
 Gopalan's v_t; 1 is the plain posterior sample, the usual practical choice).
 The noise variance should be the problem's reward-variance bound
 (``qbo.problems.noise.noise_variance_bound``), as for ``gp-ucb``.
+
+The posterior is always the rank-one ``ArmPosterior``, at any number of arms: the joint draw
+needs the m x m covariance and its root every round, so the Cholesky form
+(``qbo.gp.CholeskyArmPosterior``, which ``model="exact"`` means for other policies from
+``CHOLESKY_MIN_ARMS`` arms on) would save no memory, and it keeps no m x m covariance to
+draw from.
 """
 
 from __future__ import annotations
@@ -17,17 +23,19 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.base import Query, argmax_lowest, check_float
-from qbo.algorithms.models import GPModelConfig, build_gp_model
+from qbo.algorithms.models import GPModelConfig
 from qbo.algorithms.thompson import RandomisedPolicy
 from qbo.gp.arms import ArmPosterior
+from qbo.gp.kernels import make_kernel
 
 __all__ = ["GPTS", "GPTSConfig"]
 
 
 @dataclass(frozen=True)
 class GPTSConfig(GPModelConfig):
-    """GP options (``GPModelConfig``; exact model, fixed length scale) plus ``noise`` (the
-    observation-noise variance lambda) and ``scale``; ``seed`` also seeds the sampler."""
+    """GP options (``GPModelConfig``; exact model, rank-one at any size, fixed length scale)
+    plus ``noise`` (the observation-noise variance lambda) and ``scale``; ``seed`` also seeds
+    the sampler."""
 
     noise: float = 0.25
     scale: float = 1.0
@@ -48,7 +56,9 @@ class GPTS(RandomisedPolicy):
 
     def __init__(self, arms: np.ndarray, config: GPTSConfig | None = None) -> None:
         super().__init__(arms, config if config is not None else GPTSConfig())
-        self.model = build_gp_model(self.config, self.arms, float(self.config.noise))
+        cfg = self.config
+        kernel = make_kernel(cfg.kernel, cfg.lengthscale_spec.value, cfg.outputscale)
+        self.model = ArmPosterior(kernel(self.arms, self.arms), float(cfg.noise))  # module docstring
         self._init_rng(self.config.seed)
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:

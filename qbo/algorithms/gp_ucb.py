@@ -28,6 +28,7 @@ from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
 from qbo.algorithms.lengthscale.surrogates import FixedSurrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.gp.arms import ArmPosterior, ArmStack
+from qbo.gp.cholesky import CholeskyArmPosterior
 from qbo.gp.features import FeatureArmModel
 
 __all__ = ["GPUCB", "GPUCBConfig", "GPUCBLockstep", "QGPUCB", "QGPUCBConfig"]
@@ -225,14 +226,19 @@ class GPUCB(_SurrogatePolicy):
 
     def stepper(self) -> Any:
         """This policy's rounds as one loop: compiled with a fixed length scale on the rank-one
-        ``ArmPosterior`` (``qbo.algorithms.gp_ucb_kernel``) or on random Fourier features
-        (``qbo.algorithms.feature_kernel``); stepped in Python on any other surrogate (the
-        Cholesky posterior, adaptive length scales: ``qbo.algorithms.gp_ucb_steps``)."""
+        ``ArmPosterior`` (``qbo.algorithms.gp_ucb_kernel``), on the Cholesky posterior before
+        its first observation (``qbo.algorithms.gp_ucb_cholesky``) or on random Fourier
+        features (``qbo.algorithms.feature_kernel``); stepped in Python on any other surrogate
+        (adaptive length scales: ``qbo.algorithms.gp_ucb_steps``)."""
         model = self.surrogate.model if type(self.surrogate) is FixedSurrogate else None
         if type(model) is ArmPosterior:
             from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
 
             return GPUCBStepper(self)
+        if type(model) is CholeskyArmPosterior and model.n == 0:
+            from qbo.algorithms.gp_ucb_cholesky import CholeskyStepper
+
+            return CholeskyStepper(self)
         if type(model) is FeatureArmModel:
             from qbo.algorithms.feature_kernel import FeatureStepper
 

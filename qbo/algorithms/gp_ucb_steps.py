@@ -1,10 +1,10 @@
 """``gp-ucb``'s rounds stepped in Python where it has no compiled kernel (a ``Stepper``).
 
-``gp-ucb`` on the Cholesky posterior (``qbo.gp.CholeskyArmPosterior``: ``model="exact-cholesky"``,
-or ``"exact"`` from ``CHOLESKY_MIN_ARMS`` arms on) or with an adaptive length scale (A-GP-UCB,
-MLE, LB-GP-UCB: ``qbo.algorithms.lengthscale.surrogates``) still makes one classical call a
-round, so its unit can be compact (``qbo.experiments.compact``: a call file and records at
-checkpoints) even though its round stays Python and numpy: each round is the policy's own
+``gp-ucb`` with an adaptive length scale (A-GP-UCB, MLE, LB-GP-UCB:
+``qbo.algorithms.lengthscale.surrogates``), or on the Cholesky posterior whose model has
+already seen data (a fresh one has a compiled loop, ``qbo.algorithms.gp_ucb_cholesky``),
+still makes one classical call a round, so its unit can be compact (``qbo.experiments.compact``:
+a call file and records at checkpoints) even though its round stays Python and numpy: each round is the policy's own
 ``ask`` and ``tell`` (``surrogate.select(t).ucb(beta_t)``, the first argmax,
 ``surrogate.tell(t, arm, y, 1, beta_t)``, Srinivas et al. Eq. (6)), and the reward is the draw
 of ``qbo.sampling.classical_sampler`` (``rng.binomial(1, p_first)``), so the arms, rewards and
