@@ -556,23 +556,78 @@ def test_an_unreachable_eps_reports_a_floor_inside_the_range():
 
 
 @pytest.mark.slow
-def test_an_untrusted_calibration_contrast_leaves_a0_free():
-    """The depth model predicts A0 = 0.065 for the 6-qubit Gaussian oracle on fake_torino while
-    its counts follow P ~ a: below TRUSTED_CONTRAST the prior on log A0 gets sd |log c_0|, and
-    the shipped oracles keep a0_sd (their c_0 >= 0.94)."""
+def test_the_calibration_contrast_bounds_a0_it_does_not_pin_it():
+    """The depth model's c_0 bounds the loss (every gate's error counted as a full loss of the
+    measured qubit's contrast), so the prior on log A0 spans [log c_0, 0] at one sd: centre
+    sqrt(c_0), sd |log c_0| / 2. fake_torino's 6-qubit Gaussian oracle (c_0 = 0.065, counts
+    following P ~ a) and fake_brisbane's 4-qubit discrete oracle (c_0 = 0.55 where its exact
+    channel keeps 0.79: the old prior, sd 0.05 around c_0, put A0 seven sd off, and every
+    k = 0 estimate moved by c_0 / A0) get it; a 1-qubit oracle, whose predicted loss is below
+    ``a0_sd``, keeps a0_sd."""
     from qbo.noise import load_snapshot
-    from qbo.oracles import parse_oracle
-    from qbo.qmc.mlae import TRUSTED_CONTRAST, calibration_prior
+    from qbo.noise.depth import power_noise
+    from qbo.oracles import discrete, parse_oracle
+    from qbo.qmc.mlae import calibration_prior
 
-    snapshot = load_snapshot("fake_torino")
-    deep = calibration_prior(snapshot, parse_oracle("gaussian:mean=0.4,std=0.2"))
-    assert deep.a0 < TRUSTED_CONTRAST and deep.a0_sd == pytest.approx(abs(math.log(deep.a0)))
-    assert calibration_prior(snapshot, bernoulli(0.3)).a0_sd == 0.05
+    torino = load_snapshot("fake_torino")
+    gaussian = parse_oracle("gaussian:mean=0.4,std=0.2")
+    deep = calibration_prior(torino, gaussian)
+    c0 = power_noise(torino, gaussian, 0).contrast
+    assert c0 < 0.1 and deep.a0 == pytest.approx(math.sqrt(c0)) and deep.a0_sd == pytest.approx(abs(math.log(c0)) / 2)
+    brisbane = load_snapshot("fake_brisbane")
+    values = [0.3 + (w - 3.5) / 3.5 * 0.3 for w in range(8)]  # bench/noise.py's discrete8(0.3)
+    four = calibration_prior(brisbane, discrete(values, [0.125] * 8, window=(0.0, 1.0)))
+    low, high = four.a0 * math.exp(-four.a0_sd), four.a0 * math.exp(four.a0_sd)
+    assert low < 0.56 and high == pytest.approx(1.0) and abs(math.log(0.79 / four.a0)) < 0.5 * four.a0_sd
+    assert calibration_prior(torino, bernoulli(0.3)).a0_sd == 0.05
+
+
+@pytest.mark.parametrize("a", [0.06, 0.2, 0.8, 0.92])
+def test_a_deep_oracle_whose_contrast_beats_the_depth_model_is_covered(a):
+    """Issue 24: auto (MLAE) covered 11 of 30 on fake_brisbane's 4-qubit discrete oracle. The
+    depth model predicts c_0 = 0.553, r = 0.144 there (the prior as ``calibration_prior``
+    builds it from them, readout of the measured qubit); the exact channel keeps A0 ~ 0.79, r ~ 0.48.
+    With r that small MLAE runs k = 0 alone, so a prior sd of 0.05 on log A0 moved the
+    estimate by (a - 1/2) (0.79 / 0.553 - 1) (0.13 at a = 0.2) against a half-width near
+    0.04. With ``a0_prior`` (A0 from c_0 to 1 within one sd) the interval at the grid's budget
+    covers."""
+    from qbo.qmc.mlae import MODEL_ERROR, OFFSET_SD, a0_prior
+
+    a0, a0_sd = a0_prior(0.553, 0.05)
+    prior = DecayPrior(a0, 0.144, a0_sd, 0.5 * abs(math.log(0.144)) + 0.005, 0.0073, 0.0039,
+                       "fake_brisbane discrete (depth model)", offset_sd=OFFSET_SD, model_error=MODEL_ERROR)
+    est = MaximumLikelihoodAE(0.01, ALPHA, prior=prior, budget=1711).estimate(
+        bernoulli(a), ModelExecutor(a, a0=0.79, r=0.48, p01=0.0073, p10=0.0039, seed=7))
+    assert est.ci_low <= a <= est.ci_high
+    assert est.oracle_calls <= 1711
+
+
+@pytest.mark.slow
+def test_auto_covers_on_fake_brisbanes_four_qubit_discrete_oracle():
+    """Issue 24: ``auto`` (MLAE) covered 11 of 30 on bench/noise.py's exact channels of
+    fake_brisbane x the 4-qubit discrete oracle at the grid's budget B = 1711 calls; these
+    amplitudes and executor seeds (the grid's, bench/noise_grid.py --seed 0) were misses. Now
+    each interval covers, and the result says which method ran and why."""
+    from qbo.noise import load_snapshot
+
+    bench = bench_module("noise")
+    snapshot = load_snapshot("fake_brisbane")
+    model = bench.DeviceModel(snapshot)
+    amplitudes = np.random.default_rng(0).uniform(0.02, 0.98, 30)
+    est = make_estimator("auto", 0.01, ALPHA, snapshot=snapshot, max_calls=1711)
+    for i in (1, 2, 4, 9):  # a = 0.279, 0.059, 0.801, 0.918: each a miss before
+        a = float(amplitudes[i])
+        oracle = bench.make_oracle("discrete", a)
+        model.add(oracle)
+        out = est.estimate(oracle, bench.ExactBinomialExecutor(model, seed=2 * 100_003 + i))
+        assert out.ci_low <= a <= out.ci_high and out.oracle_calls <= 1711
+        choice = out.diagnostics["auto_choice"]
+        assert choice["chosen"] == "mlae" and choice["reason"] in out.note
 
 
 def test_a_wide_a0_prior_stops_as_unreachable_instead_of_spending_max_calls():
     """A0 anywhere from ~0 to 1 (sd |log 0.065| on log A0, as calibration_prior sets for an
-    untrusted contrast): k = 0 counts keep a = 1/2 inside the interval, where eps looks
+    deep oracle): k = 0 counts keep a = 1/2 inside the interval, where eps looks
     reachable; the estimate spent all of max_calls (1e9) before the half-width had to shrink
     with the calls. Now it stops, unreachable, with an interval that covers a."""
     wide = replace(DEEP_PRIOR, a0_sd=abs(math.log(0.065)))

@@ -125,3 +125,22 @@ def test_auto_on_a_device_runs_the_method_predicted_narrower_and_says_so(factor)
     assert out.method.startswith(facts["chosen"].split("+")[0])
     assert 0 < out.oracle_calls <= 4000 * 1.01
     assert out.ci_high - out.ci_low <= 0.5 or out.oracle_calls >= 1000 or out.diagnostics.get("floor_proven")
+
+
+def test_mlaes_prediction_at_k0_carries_a0s_prior_and_the_reason_says_so():
+    """At k = 0 MLAE's counts pin A0 (a - 1/2), not a: its predicted half-width there is at
+    least the prior's own z a0_sd / 4, however many calls, and drops to the sampling width
+    without a prior; the reason names k = 0 and the bound only when that power is MLAE's best."""
+    from qbo.qmc.auto import choice_reason, mlae_prediction, prior_half_width
+
+    snapshot, oracle = decayed(1000.0), bernoulli(0.3)
+    prior = prior_half_width(0.6, 0.05)
+    assert prior == pytest.approx(1.959963984540054 * 0.6 / 4)
+    width, k = mlae_prediction(snapshot, oracle, 10**9, 0.05, 0, a0_sd=0.6)
+    assert k == 0 and prior <= width <= prior * 1.001
+    bare, k_bare = mlae_prediction(snapshot, oracle, 10**9, 0.05, 0)
+    assert k_bare == 0 and bare < 1e-3
+    predicted = {"mlae": width, "iae+pad": 0.4}
+    assert "k = 0" in choice_reason("mlae", predicted, 0, prior, 0.6)
+    assert "k = 0" not in choice_reason("mlae", predicted, 3, prior, 0.6)
+    assert choice_reason("iae+pad", {"mlae": 0.45, "iae+pad": 0.4}, 0, prior, 0.6).startswith("iae+pad predicted narrower")

@@ -22,10 +22,14 @@ model predicts reaches the smaller half-width at the budget (issue 24 item 3, ``
 ``budget`` when one is given, else MLAE's planned calls for eps. IAE's prediction is its own
 (``CalibrationAwareIAE.predicted_half_width``: bias floor plus sampling); MLAE's is the sampling
 half-width of its best power at the predicted contrast c_k (``mlae_half_width``; it fits the
-decay, so no bias floor is added). Both are idealised the same way (one power, no schedule
-overhead), and a tie goes to MLAE. The choice, both predictions and the budget are in the
-estimate's ``diagnostics['auto_choice']``. Without a device model, MLAE runs with its own prior
-(the calibration the target's name declares, else a weak one).
+decay, so no bias floor is added), except at k = 0, where its counts pin A0 (a - 1/2) and the
+prior on A0 adds its own half-width: the depth model's contrast bounds A0 without pinning it
+(``qbo.qmc.mlae.calibration_prior``), so on a deep oracle whose decay leaves k = 0 the only
+usable power MLAE is no longer predicted narrower than it can be. Both are idealised the same
+way (one power, no schedule overhead), and a tie goes to MLAE. The choice, both predictions,
+the budget and a one-line reason are in the estimate's ``diagnostics['auto_choice']``. Without
+a device model, MLAE runs with its own prior (the calibration the target's name declares, else
+a weak one).
 The noiseless choice compares the two estimators' own cost models (``expected_calls``); it depends
 only on (eps, alpha, configuration), never on the data, so coverage is unaffected.
 """
@@ -46,7 +50,7 @@ from qbo.qmc.capped import CalibrationAwareIAE
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.lrae import LikelihoodRatioAE, LRState
-from qbo.qmc.mlae import MaximumLikelihoodAE
+from qbo.qmc.mlae import MaximumLikelihoodAE, a0_log_sd
 from qbo.qmc.montecarlo import MonteCarloEstimator
 from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
@@ -133,10 +137,12 @@ class AutoEstimator:
         cap = {} if budget is None else {"max_calls": int(budget)}
         iae = CalibrationAwareIAE(IterativeAmplitudeEstimation(self.epsilon, self.alpha, **{**self.iae_options, **cap}), snapshot)
         eps_unit = unit_epsilon(oracle, self.epsilon)
-        predicted = {"mlae": mlae_half_width(snapshot, oracle, calls, self.alpha, needed_k(eps_unit)),
-                     "iae+pad": iae.predicted_half_width(oracle, calls)}
+        a0_sd = a0_log_sd(power_noise(snapshot, oracle, 0).contrast, mlae.a0_sd)
+        mlae_width, mlae_k = mlae_prediction(snapshot, oracle, calls, self.alpha, needed_k(eps_unit), a0_sd=a0_sd)
+        predicted = {"mlae": mlae_width, "iae+pad": iae.predicted_half_width(oracle, calls)}
         chosen = "iae+pad" if predicted["iae+pad"] < predicted["mlae"] else "mlae"
-        facts = {"chosen": chosen, "calls": calls, "predicted_half_width": predicted}
+        facts = {"chosen": chosen, "calls": calls, "predicted_half_width": predicted, "reason": choice_reason(
+            chosen, predicted, mlae_k, prior_half_width(a0_sd, self.alpha), a0_sd)}
         return (iae if chosen == "iae+pad" else mlae), facts
 
     def expected_calls(self, epsilon_unit: float) -> float:
@@ -152,21 +158,52 @@ class AutoEstimator:
             estimator, facts = self.device_choice(oracle, snapshot)
             est = estimator.estimate(oracle, executor)
             note = (f"auto ran {facts['chosen']}: predicted half-width (amplitude scale) at {facts['calls']:.4g} calls "
-                    + ", ".join(f"{k} {v:.3g}" for k, v in facts["predicted_half_width"].items()))
+                    + ", ".join(f"{k} {v:.3g}" for k, v in facts["predicted_half_width"].items())
+                    + f" ({facts['reason']})")
             return replace(est, note=f"{note}; {est.note}" if est.note else note,
                            diagnostics={**est.diagnostics, "auto_choice": facts})
         return self.choose(oracle).estimate(oracle, executor)
 
 
+def choice_reason(chosen: str, predicted: dict[str, float], mlae_k: int, prior_half: float, a0_sd: float) -> str:
+    """One line on why ``device_choice`` ran ``chosen``: the smaller predicted half-width, and
+    when MLAE's best power is k = 0, where A0's prior holds its prediction up (the depth model
+    bounds the contrast, it does not pin it: ``qbo.qmc.mlae.calibration_prior``), that part."""
+    other = "mlae" if chosen == "iae+pad" else "iae+pad"
+    line = f"{chosen} predicted narrower ({predicted[chosen]:.3g} vs {other} {predicted[other]:.3g})"
+    if mlae_k == 0 and predicted["mlae"] < 0.5:
+        line += (f"; MLAE's best power is k = 0, where the depth model's contrast bounds A0 without pinning it "
+                 f"(prior sd {a0_sd:.2g} of log A0: {prior_half:.3g} of its half-width)")
+    return line
+
+
 def mlae_half_width(snapshot: Snapshot, oracle: Oracle, calls: float, alpha: float, k_top: int,
-                    k_limit: int = 256) -> float:
-    """MLAE's predicted half-width (unit scale) after ``calls``: min over k <= min(k_top,
-    ``k_limit``) of z sqrt((2k + 1) / N) / ((4k + 2) c_k), the theta half-width of N / (2k + 1)
-    shots at power k whose contrast c_k the depth model predicts (``power_noise``); at most 1/2."""
+                    k_limit: int = 256, a0_sd: float = 0.0) -> float:
+    """MLAE's predicted half-width (unit scale) after ``calls`` (``mlae_prediction``)."""
+    return mlae_prediction(snapshot, oracle, calls, alpha, k_top, k_limit, a0_sd)[0]
+
+
+def mlae_prediction(snapshot: Snapshot, oracle: Oracle, calls: float, alpha: float, k_top: int,
+                    k_limit: int = 256, a0_sd: float = 0.0) -> tuple[float, int]:
+    """(half-width, power): min over k <= min(k_top, ``k_limit``) of z sqrt((2k + 1) / N) /
+    ((4k + 2) c_k), the theta half-width of N / (2k + 1) shots at power k whose contrast c_k
+    the depth model predicts (``power_noise``), and the k attaining it; at most 1/2 (k -1 when
+    no power does better). At k = 0 the counts pin A0 (a - 1/2), not a: with ``a0_sd`` the
+    prior sd of log A0 (``qbo.qmc.mlae.a0_log_sd``) the prior's own half-width is added in
+    quadrature (``prior_half_width``); deeper powers read a from their phases."""
     z = NormalDist().inv_cdf(1 - alpha / 2)
-    best = 0.5
+    best, best_k = 0.5, -1
     for k in range(min(k_top, k_limit) + 1):
         contrast = power_noise(snapshot, oracle, k).contrast
         if contrast > 0:
-            best = min(best, z * math.sqrt((2 * k + 1) / max(calls, 1.0)) / ((4 * k + 2) * contrast))
-    return best
+            sampling = z * math.sqrt((2 * k + 1) / max(calls, 1.0)) / ((4 * k + 2) * contrast)
+            width = math.hypot(sampling, prior_half_width(a0_sd, alpha)) if k == 0 else sampling
+            if width < best:
+                best, best_k = width, k
+    return best, best_k
+
+
+def prior_half_width(a0_sd: float, alpha: float) -> float:
+    """The half-width that A0's prior alone leaves on a from k = 0 counts: z a0_sd |a - 1/2| at
+    the mean |a - 1/2| = 1/4 (``mlae_half_width``)."""
+    return NormalDist().inv_cdf(1 - alpha / 2) * a0_sd / 4

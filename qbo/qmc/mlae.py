@@ -52,9 +52,6 @@ if TYPE_CHECKING:
 
 DECAYS = ("auto", "none", "fit")
 CHECK_DESIGNS = ("greedy", "k0")
-# Below this SPAM contrast of the depth model A0 gets sd |log c_0| on its log (A0 anywhere
-# from about c_0 to 1): k = 0 counts then cannot pin a (docs/mlae.md, "deep oracles").
-TRUSTED_CONTRAST = 0.5
 # Prior sd of the offset (the decayed part's P(1)) and the model error kappa (docs/mlae.md,
 # "Large budgets": the exact channels' fixed points and residuals on FakeKingston).
 OFFSET_SD = 0.02
@@ -98,7 +95,8 @@ class MaximumLikelihoodAE:
         growth: each new K is at least this multiple of the last, when possible.
         final_factor: a round is final if it needs at most this times ``shots``.
         gof_level: p-value below which the model is declared not to fit.
-        a0_sd, r_sd: prior sd of log A0 (absolute) and of log r (relative to |log r|).
+        a0_sd, r_sd: least prior sd of log A0 (absolute; ``a0_prior``) and sd of log r (relative
+            to |log r|).
         max_rounds: hard cap on the circuits run (a round with folds runs one per scale).
         anchor_shots: shots of round 0 (k = 0; default ``shots``).
         check_shots: honest calls of the check rounds after the schedule (0: none; counted in
@@ -250,11 +248,10 @@ def calibration_prior(
     snapshot: "Snapshot", oracle: Oracle, executor: Any = None, a0_sd: float = 0.05, r_sd: float = 0.5,
     folds: bool = False,
 ) -> DecayPrior:
-    """Priors from the depth model's contrasts c_0, c_1 (A0 = c_0, r = c_1 / c_0; sd of log r
-    is ``r_sd`` |log r| + 0.005; sd of log A0 is ``a0_sd``, or |log c_0| where c_0 <
-    ``TRUSTED_CONTRAST``) and the readout flips of the measured physical qubit; with
-    ``folds``, the fold contrast b = c(0, 3) / c_0 of one A^dagger A pair
-    (``qbo.qmc.likelihood``, per-block model), held fixed."""
+    """Priors from the depth model's contrasts c_0, c_1 (A0 around c_0 as ``a0_prior`` puts it,
+    r = c_1 / c_0 with sd of log r ``r_sd`` |log r| + 0.005) and the readout flips of the
+    measured physical qubit; with ``folds``, the fold contrast b = c(0, 3) / c_0 of one
+    A^dagger A pair (``qbo.qmc.likelihood``, per-block model), held fixed."""
     executor = executor if isinstance(executor, Compiling) else None
     rows = depth_table(snapshot, oracle, [0, 1], executor=executor)
     c0, c1 = max(rows[0].contrast, 1e-3), max(rows[1].contrast, 1e-6)
@@ -266,11 +263,32 @@ def calibration_prior(
     compiled = (executor or _aer(snapshot)).compiled(power_circuit(oracle, 0))
     confusion = snapshot_confusion(snapshot, circuit_noise(snapshot, compiled).measured_qubit)
     p01, p10 = confusion.p01, confusion.p10
-    if c0 < TRUSTED_CONTRAST:  # the depth model's SPAM contrast is not trusted this far out
-        a0_sd = max(a0_sd, abs(math.log(c0)))
+    a0, sd = a0_prior(c0, a0_sd)
     return DecayPrior(
-        min(1.0, c0), r, a0_sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}", b=b,
+        a0, r, sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}", b=b,
     )
+
+
+def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
+    """(centre, sd of log A0) of the prior on the SPAM contrast from the depth model's c_0:
+    A0 = sqrt(c_0), sd max(``a0_sd``, |log c_0| / 2), so that A0 anywhere from c_0 to 1 is
+    within one sd.
+
+    Why not A0 = c_0: the depth model counts every gate's error as a full loss of the read-out
+    qubit's contrast and adds idle decay (``qbo.noise.depth``), so its log contrast
+    bounds the loss; it does not estimate it. On deep multi-qubit oracles the exact channels
+    keep far more contrast than it predicts (docs/noise.md, ``bench/noise_prior.py``). A
+    prior of sd ``a0_sd`` around c_0 then moved every k = 0 estimate by the factor c_0 / A0
+    (MLAE runs k = 0 alone when r is small, where the counts pin A0 (a - 1/2) and the prior
+    pins A0), and its intervals missed. The middle of [log c_0, 0] with half its length as sd
+    is the prior that says only what the bound says."""
+    loss = abs(math.log(min(1.0, c0)))
+    return math.exp(-loss / 2), max(a0_sd, loss / 2)
+
+
+def a0_log_sd(c0: float, a0_sd: float) -> float:
+    """The prior sd of log A0 for the depth model's c_0 (``a0_prior``)."""
+    return a0_prior(c0, a0_sd)[1]
 
 
 def _aer(snapshot: "Snapshot") -> Any:
