@@ -9,11 +9,13 @@ nothing reaches into a module's private cache.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Cache", "clear", "lru", "names", "register", "sizes"]
+__all__ = ["Cache", "clear", "lru", "lru_by_weight", "names", "register", "sizes"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +57,68 @@ def lru(maxsize: int | None = 128) -> Callable[[F], F]:
     def wrap(function: F) -> F:
         cached = lru_cache(maxsize=maxsize)(function)
         register(f"{function.__module__}.{function.__qualname__}", _LruCache(cached))
+        return cached  # type: ignore[return-value]
+
+    return wrap
+
+
+class _WeightedLru:
+    """Least-recently-used results whose total ``weight`` stays at most ``max_weight``."""
+
+    def __init__(self, max_weight: int, weight: Callable[[Any], int]) -> None:
+        self.max_weight, self.weight, self.held = max_weight, weight, 0
+        self._entries: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> tuple[bool, Any]:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return False, None
+            self._entries.move_to_end(key)
+            return True, entry[0]
+
+    def put(self, key: Any, value: Any) -> None:
+        w = self.weight(value)
+        if w > self.max_weight:
+            return  # heavier than the whole cache: returned, not kept
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = (value, w)
+            self.held += w
+            while self.held > self.max_weight:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self.held -= dropped
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.held = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def lru_by_weight(max_weight: int, weight: Callable[[Any], int]) -> Callable[[F], F]:
+    """An LRU cache of a function of hashable positional arguments, bounded by the total
+    ``weight(result)`` it holds instead of by a count (results whose sizes span decades, such
+    as circuits with k Grover steps); registered like :func:`lru`."""
+
+    def wrap(function: F) -> F:
+        cache = _WeightedLru(max_weight, weight)
+
+        @wraps(function)
+        def cached(*args: Any) -> Any:
+            hit, value = cache.get(args)
+            if hit:
+                return value
+            value = function(*args)
+            cache.put(args, value)
+            return value
+
+        cached.cache_clear = cache.cache_clear  # type: ignore[attr-defined]
+        register(f"{function.__module__}.{function.__qualname__}", cache)
         return cached  # type: ignore[return-value]
 
     return wrap

@@ -43,12 +43,17 @@ def grover(oracle: Oracle) -> QuantumCircuit:
     return grover_operator(phase, state_preparation=oracle.circuit, insert_barriers=True, name="Q")
 
 
-@caches.lru(maxsize=4096)
+CACHED_INSTRUCTIONS = 1_000_000  # power circuits kept, in instructions (~100 MB; a 1-qubit Q is 10)
+
+
+@caches.lru_by_weight(CACHED_INSTRUCTIONS, lambda circuit: len(circuit.data))
 def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
     """Q^k A followed by a measurement of the objective qubit into a 1-bit register.
 
-    The result is cached and shared: treat it as read-only. Its metadata names the oracle
-    and k, which executors use as their transpilation cache key.
+    The result is cached and shared: treat it as read-only. The cache is bounded by the
+    instructions it holds, not by a count: a circuit grows with k, and a run to 1e7 calls asks
+    for thousands of powers in the thousands. Its metadata names the oracle and k, which
+    executors use as their transpilation cache key.
     """
     if k < 0:
         raise ValueError(f"Grover power k must be >= 0, got {k}")
