@@ -121,11 +121,12 @@ def gp_ucb(means, gaps, budget, seed, K, lam, delta):
 
 @numba.njit(cache=True)
 def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
-    """GP-UCB (theorem-1 beta) on the exact posterior in O(m s) memory for s distinct observed
+    """GP-UCB (theorem-1 beta) on the exact posterior in O(m s) work a call for s distinct observed
     arms, without an m x m covariance: P = (K_UU + lam diag(1/n_U))^-1 (s x s; Sherman-Morrison
     at a repeat, bordering at a new arm) and the kernel rows K_U (s x m) give the column
     Sigma e_j = K e_j - K_U^T P K_U e_j, O(s^2 + m s); the mean and variance at every arm
-    follow by the Kalman update. (An inverse where qbo keeps a Cholesky factor and its
+    follow by the Kalman update (K_U and P are allocated at their largest, m x m: fine at 20
+    arms). (An inverse where qbo keeps a Cholesky factor and its
     downdate: the same cost class, written independently.)"""
     np.random.seed(seed)
     m = means.shape[0]

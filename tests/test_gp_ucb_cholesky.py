@@ -66,7 +66,9 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
     assert type(stepper) is CholeskyStepper
     arms, values, rng = _play(stepper, table, seed, budget)
     assert arms.tolist() == expected_arms and values.tolist() == expected_values
-    assert stepper.moves >= 1  # a row moved last (and L, V rebuilt) on the way: the same arms all the same
+    # a row moved last (and L, V rebuilt) on the way, the same arms all the same; not on
+    # berkenkamp's 99 rows in 500 calls, where no arm's lost work reaches a rebuild's
+    assert stepper.moves >= 1 or problem == "berkenkamp-bernoulli"
     assert rng.bit_generator.state == executor.rng.bit_generator.state
     # the same posterior to rounding: scalar sums here, BLAS's gemv / LAPACK's trtrs in the model
     for ours, theirs in zip(stepper.posterior(), policy.posterior()):

@@ -144,3 +144,13 @@ def test_mlaes_prediction_at_k0_carries_a0s_prior_and_the_reason_says_so():
     assert "k = 0" in choice_reason("mlae", predicted, 0, prior, 0.6)
     assert "k = 0" not in choice_reason("mlae", predicted, 3, prior, 0.6)
     assert choice_reason("iae+pad", {"mlae": 0.45, "iae+pad": 0.4}, 0, prior, 0.6).startswith("iae+pad predicted narrower")
+
+
+def test_a_contrast_that_underflows_to_zero_gives_the_floor_prior():
+    """The depth model's c_0 underflows to 0 on broken gates; ``a0_prior`` (auto's prediction and
+    MLAE's prior share it) takes the floor instead of raising on log(0)."""
+    from qbo.qmc.mlae import C0_FLOOR, a0_prior
+
+    assert a0_prior(0.0, 0.05) == a0_prior(C0_FLOOR, 0.05)
+    centre, sd = a0_prior(0.0, 0.05)
+    assert 0 < centre < 1 and sd > 0.05

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.compiled import RewardTable
-from qbo.algorithms.gp_ucb_kernel import _BETA_MODES, _beta_at
+from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.jit import draw_reward, jit
 
 
@@ -43,9 +43,7 @@ class FeatureStepper:
         if linear:
             self._params[:] = (1.0, cfg.R, cfg.delta, policy.L, cfg.S, float(policy.d))
         else:
-            b = cfg.beta
-            self._beta[:] = (_BETA_MODES.get(b, 3) if isinstance(b, str) else 3, cfg.delta, cfg.beta_scale,
-                             0.0 if isinstance(b, str) else float(b), math.pi ** 2)
+            self._beta[:] = beta_params(cfg)
         self._info = np.array([model.information_gain])
         M = self._phi.shape[1]
         self._theta, self._u = np.empty(M), np.empty(M)
@@ -123,7 +121,7 @@ def _rounds(count: int, done: int, params: np.ndarray, beta: np.ndarray, lam: fl
             r = math.sqrt(params[5] * math.log((1 + t * params[3] ** 2 / lam) / params[2]))
             multiplier = params[1] * r + math.sqrt(lam) * params[4]
         else:
-            multiplier = _beta_at(t + 1, m, beta)
+            multiplier = beta_at(t + 1, m, beta)
         for j in range(M):
             s = 0.0
             for l in range(M):

@@ -80,9 +80,7 @@ class GPTS(RandomisedPolicy):
     def stepper(self) -> Any:
         """This policy's rounds as one compiled loop on the rank-one ``ArmPosterior``
         (``qbo.algorithms.gp_ts_kernel``, which says where it differs from ``ask`` in the last
-        bits); None on another model."""
-        if type(self.model) is not ArmPosterior:
-            return None
+        bits)."""
         from qbo.algorithms.gp_ts_kernel import GPTSStepper  # numba is imported where it is used
 
         return GPTSStepper(self)

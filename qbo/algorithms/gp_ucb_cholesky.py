@@ -18,12 +18,13 @@ Srinivas et al. 2010 Eqs. (1)-(2)), kept the same way: over the s distinct obser
   and the same order of operations; where it is not numerically definite, L and V are rebuilt
   from the per-arm statistics as the model does (O(m s^2 + s^3)).
 * rows are in the order the arms were first played, so an arm found early but played most
-  (GP-UCB's best arm, at T = 10^6 most of the calls) pays the whole downdate every round. When
-  a repeat's arm has been played more than ``MOVE_FACTOR`` times as often as the last row's
-  arm (plus ``MOVE_MIN``), its row moves last and L and V are rebuilt in the new order (the
-  same posterior: U's order is free in Eq. (3)); a factor of 2 keeps two arms of close counts
-  from trading places: the last row's count at least doubles a move, so there are O(log T)
-  moves in all. Here the loop departs from the model, which keeps the first-played order.
+  (GP-UCB's best arm, at T = 10^6 most of the calls) pays the whole downdate every round. Each
+  repeat at row p < s - 1 adds to its arm's account the work it cost beyond a repeat at the
+  last row, m (s - 1 - p) + (s - p)^2 - 1; when the account reaches one rebuild's work,
+  m s^2 + s^3, the row moves last, L and V are rebuilt in the new order (the same posterior:
+  U's order is free in Eq. (3)) and the account empties. A rebuild is paid only with work
+  already lost (ski rental), so the loop never does more than twice the work of never moving.
+  Here the loop departs from the model, which keeps the first-played order.
 
 Not bit-identical to ``CholeskyArmPosterior``: the products ``V^T (V e_j)``, the downdate's
 triangular solve and a rebuild's Cholesky factor are scalar loops here, where the model calls
@@ -45,16 +46,13 @@ from typing import Any
 import numpy as np
 
 from qbo.algorithms.compiled import RewardTable
-from qbo.algorithms.gp_ucb_kernel import _BETA_MODES, _beta_at
+from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.jit import draw_reward, jit
 
 __all__ = ["CholeskyStepper"]
 
 _BLOCK = 16  # rows of V per prefix-sum block in a downdate (qbo.gp.cholesky._BLOCK: the same sums)
-# a repeat at row p < s - 1 whose arm has been played more than MOVE_FACTOR times the last row's
-# arm plus MOVE_MIN moves that row last (module docstring): a factor 2 keeps two arms of close
-# counts from trading places (the last row's count at least doubles a move: O(log T) moves)
-MOVE_FACTOR, MOVE_MIN = 2.0, 64.0
+WASTE = 6  # the row of ``work`` holding each arm's account of downdate work lost (module docstring)
 
 
 class CholeskyStepper:
@@ -75,9 +73,7 @@ class CholeskyStepper:
         self.kernel, self.points = model.kernel, model.arms
         cfg, m = policy.config, policy.num_arms
         self.rounds = policy.t
-        b = cfg.beta
-        self._beta = np.array([_BETA_MODES.get(b, 3) if isinstance(b, str) else 3, cfg.delta, cfg.beta_scale,
-                               0.0 if isinstance(b, str) else float(b), math.pi ** 2])
+        self._beta = beta_params(cfg)
         self.lam = float(model.lam)
         self._kdiag = np.array(model.prior_var, dtype=float)
         self._mu, self._E = np.zeros(m), np.zeros(m)
@@ -85,8 +81,9 @@ class CholeskyStepper:
         self._row_of = np.full(m, -1, dtype=np.int64)
         # info: information gain; state: rows s, refits, pending arm (-1: none), its reward, moves
         self._info, self._state = np.zeros(1), np.array([0.0, 0.0, -1.0, 0.0, 0.0])
-        # column c, Kalman row v, products; the downdate's prefix sums (before, run, prev)
-        self._work = np.empty((6, m))
+        # column c, Kalman row v, products; the downdate's prefix sums (before, run, prev); WASTE
+        self._work = np.empty((7, m))
+        self._work[WASTE] = 0.0
         self._V, self._K, self._L = np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, 0))
         self._arm_of, self._W, self._b = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
         self._grow(16)
@@ -247,10 +244,14 @@ def _tell(lam: float, j: int, y: float, kdiag: np.ndarray, mu: np.ndarray, E: np
         state[1] += 1.0
     n[j] += 1.0
     total[j] += y
-    if p < s - 1 and n[j] > MOVE_FACTOR * n[arm_of[s - 1]] + MOVE_MIN:
-        _move_last(p, s, K, arm_of, row_of, W, b, work[3])
-        _refit(lam, s, V, K, L, arm_of, W, E, scratch)
-        state[4] += 1.0
+    if p < s - 1:
+        m, gap = float(mu.shape[0]), float(s - p)
+        work[WASTE, j] += m * (gap - 1.0) + gap * gap - 1.0
+        if work[WASTE, j] >= m * s * s + float(s) * s * s:
+            _move_last(p, s, K, arm_of, row_of, W, b, work[3])
+            _refit(lam, s, V, K, L, arm_of, W, E, scratch)
+            work[WASTE, j] = 0.0
+            state[4] += 1.0
     return True
 
 
@@ -414,7 +415,7 @@ def _rounds(count: int, done: int, beta: np.ndarray, lam: float, coins: np.ndarr
     ``state`` (rounds played, that one included)."""
     m = mu.shape[0]
     for k in range(count):
-        multiplier = _beta_at(done + k + 1, m, beta)
+        multiplier = beta_at(done + k + 1, m, beta)
         arm, best = 0, -math.inf
         for j in range(m):
             sd = math.sqrt(max(kdiag[j] - E[j], 0.0))

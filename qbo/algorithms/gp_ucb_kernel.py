@@ -24,9 +24,7 @@ class GPUCBStepper:
         self.model = policy.surrogate.model
         cfg = policy.config
         self.rounds = policy.t
-        b = cfg.beta
-        self._beta = np.array([_BETA_MODES.get(b, 3) if isinstance(b, str) else 3, cfg.delta, cfg.beta_scale,
-                               0.0 if isinstance(b, str) else float(b), math.pi ** 2])
+        self._beta = beta_params(cfg)
         self._b, self._weight = self.model.b, self.model.weights
         self._info = np.array([self.model.information_gain])
         self._score = np.empty(policy.num_arms)
@@ -58,8 +56,16 @@ class GPUCBStepper:
         """Nothing random to restore."""
 
 
+def beta_params(cfg: Any) -> np.ndarray:
+    """A GP-UCB configuration's beta schedule as the compiled loops read it (``beta_at``):
+    (mode, delta, beta_scale, constant, pi^2); mode ``_BETA_MODES[beta]``, or 3 for a constant."""
+    b = cfg.beta
+    return np.array([_BETA_MODES.get(b, 3) if isinstance(b, str) else 3, cfg.delta, cfg.beta_scale,
+                     0.0 if isinstance(b, str) else float(b), math.pi ** 2])
+
+
 @jit
-def _beta_at(t: int, num_arms: int, beta: np.ndarray) -> float:
+def beta_at(t: int, num_arms: int, beta: np.ndarray) -> float:
     """``GPUCB.beta(t)``: mode 0 theorem1, 1 practical, 2 bogunovic, 3 constant."""
     mode = beta[0]
     if mode == 0:
@@ -110,7 +116,7 @@ def _rounds(count: int, done: int, beta: np.ndarray, lam: float, Sigma: np.ndarr
     """``count`` rounds of GP-UCB from round ``done + 1`` (Srinivas et al. Eq. (6), first argmax)."""
     m = mu.shape[0]
     for k in range(count):
-        multiplier = _beta_at(done + k + 1, m, beta)
+        multiplier = beta_at(done + k + 1, m, beta)
         arm, best = 0, -math.inf
         for j in range(m):
             s = sd[j] * multiplier + mu[j]

@@ -254,7 +254,7 @@ def calibration_prior(
     A^dagger A pair (``qbo.qmc.likelihood``, per-block model), held fixed."""
     executor = executor if isinstance(executor, Compiling) else None
     rows = depth_table(snapshot, oracle, [0, 1], executor=executor)
-    c0, c1 = max(rows[0].contrast, 1e-3), max(rows[1].contrast, 1e-6)
+    c0, c1 = max(rows[0].contrast, C0_FLOOR), max(rows[1].contrast, 1e-6)
     r = min(1.0, c1 / c0)
     b = None
     if folds:
@@ -267,6 +267,9 @@ def calibration_prior(
     return DecayPrior(
         a0, r, sd, r_sd * abs(math.log(r)) + 0.005, p01, p10, source=f"calibration {snapshot.name}", b=b,
     )
+
+
+C0_FLOOR = 1e-3  # the smallest contrast the priors take from the depth model (which can underflow to 0)
 
 
 def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
@@ -282,7 +285,7 @@ def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
     (MLAE runs k = 0 alone when r is small, where the counts pin A0 (a - 1/2) and the prior
     pins A0), and its intervals missed. The middle of [log c_0, 0] with half its length as sd
     is the prior that says only what the bound says."""
-    loss = abs(math.log(min(1.0, c0)))
+    loss = abs(math.log(min(1.0, max(c0, C0_FLOOR))))
     return math.exp(-loss / 2), max(a0_sd, loss / 2)
 
 
