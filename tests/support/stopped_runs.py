@@ -7,6 +7,7 @@ tests/test_compact_surrogates.py)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,14 +78,24 @@ def kill_9_then_resume(config: Tomlable, base: Path, *, most: int, pause: tuple[
                        touched: str | None = None, seed: int = 21) -> tuple[Path, Path, int]:
     """Run ``config`` undisturbed in a child interpreter into ``base/clean``; then into
     ``base/killed``, started or resumed again after each kill -9, at most ``most`` kills, each
-    a uniform ``pause`` (seconds, drawn from ``seed``) after the child started or, with
-    ``touched`` (a path in the run folder), after it first changed that file; then resumed to
-    its end. Returns (clean, killed, kills made); a child that ends before its kill ends the loop."""
+    a uniform ``pause`` after the child started or, with ``touched`` (a path in the run
+    folder), after it first changed that file; then resumed to its end. Returns (clean,
+    killed, kills made); a child that ends before its kill ends the loop.
+
+    ``pause`` is in units of the wall time W of an undisturbed warm run (a second clean run,
+    into ``base/warm``, after the first has filled numba's cache), so the kills land at the same
+    points of the run on a loaded machine and on an idle one (absolute pauses killed nothing on
+    an idle CI machine, and a cold first run's compile would inflate W)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     toml = base / "config.toml"
     toml.write_text(config.to_toml())
     clean, killed = base / "clean", base / "killed"
     subprocess.run([sys.executable, "-c", _RUN_OR_RESUME, str(clean), str(toml)], check=True, env=env, timeout=600)
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", _RUN_OR_RESUME, str(base / "warm"), str(toml)], check=True, env=env,
+                   timeout=600)
+    wall = time.monotonic() - start
+    shutil.rmtree(base / "warm")
     rng, kills = np.random.default_rng(seed), 0
     while kills < most:
         before = None if touched is None else _stamp(killed / touched)
@@ -93,7 +104,7 @@ def kill_9_then_resume(config: Tomlable, base: Path, *, most: int, pause: tuple[
         while touched is not None and _stamp(killed / touched) == before and proc.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.02)  # until this process has opened (cut or grown) the file
-        time.sleep(float(rng.uniform(*pause)))
+        time.sleep(float(rng.uniform(*pause)) * wall)
         if proc.poll() is not None:
             break
         os.kill(proc.pid, signal.SIGKILL)
