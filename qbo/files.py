@@ -15,6 +15,11 @@
   the bookkeeping of what it wrote happen together or not at all. Only the first signal
   raises; later ones are absorbed, so the clean-up it starts (journals cut back to their last
   commit, the run folder's lock released) runs to its end.
+  A signal that lands where Python cannot raise (a weakref callback such as importlib's
+  module-lock clean-up, a ``__del__``, a ctypes callback) would be printed as "Exception
+  ignored" and lost; ``sys.unraisablehook`` catches that ``Interrupted`` instead, holds its
+  signal and raises it at the end of the next ``uninterrupted`` block (every journal and file
+  write is one), or at the next signal.
 - ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
   so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
   exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
@@ -23,10 +28,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -81,6 +88,33 @@ uninterrupted = _Deferral()
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
+def _held_if_lost(unraisable: Any, fallback: Any = sys.__unraisablehook__) -> None:
+    """``sys.unraisablehook`` under ``interruptible`` and ``deadline``: an ``Interrupted`` that
+    the handler raised where Python cannot raise it (a weakref callback, ``__del__``, a ctypes
+    callback) is not printed but held, as a signal inside an ``uninterrupted`` block is; the
+    end of the next such block raises it. Anything else goes to the previous hook."""
+    exc = unraisable.exc_value
+    if isinstance(exc, Interrupted) and uninterrupted.raised:
+        uninterrupted.pending = exc.signum
+        uninterrupted.raised = False  # last: a signal before this line is absorbed, one after raises
+        return
+    fallback(unraisable)
+
+
+@contextlib.contextmanager
+def _holding_lost_signals() -> Iterator[None]:
+    """Install ``_held_if_lost`` (over whatever hook is in force) for the block; nestable."""
+    previous = sys.unraisablehook
+    if getattr(previous, "func", None) is _held_if_lost:
+        yield
+        return
+    sys.unraisablehook = functools.partial(_held_if_lost, fallback=previous)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 @contextlib.contextmanager
 def interruptible(final: bool = False) -> Iterator[None]:
     """SIGINT and SIGTERM raise ``Interrupted`` (outside ``uninterrupted`` blocks) while the
@@ -96,7 +130,8 @@ def interruptible(final: bool = False) -> Iterator[None]:
     if final:
         _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
     try:
-        yield
+        with _holding_lost_signals():
+            yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_IGN if final else handler)
@@ -144,7 +179,8 @@ def deadline(seconds: float | None) -> Iterator[None]:
     _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
     signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
     try:
-        yield
+        with _holding_lost_signals():
+            yield
     finally:
         try:
             signal.setitimer(signal.ITIMER_REAL, 0)

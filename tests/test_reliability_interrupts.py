@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,53 @@ def test_signals_outside_a_write_raise_at_once_and_only_once():
                 time.sleep(0.01)
                 done = True
         assert done
+
+
+class _Thing:
+    pass
+
+
+@pytest.mark.parametrize("context", ["weakref", "del"])
+def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, context):
+    """A signal whose handler runs inside a weakref callback (importlib's module-lock clean-up
+    is one: the CI flake of 2026-11-26) or a ``__del__`` would be printed as "Exception
+    ignored" and lost. It is held instead and raised at the end of the next write."""
+    hit = []
+
+    def land(*_: object) -> None:
+        hit.append(True)
+        signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the callback
+
+    with pytest.raises(Interrupted) as caught, interruptible():
+        thing = _Thing()
+        if context == "weakref":
+            ref = weakref.ref(thing, land)
+        else:
+            thing.__class__ = type("Dying", (_Thing,), {"__del__": land})
+        del thing
+        assert hit and uninterrupted.pending == signal.SIGINT and not uninterrupted.raised
+        done = False
+        with uninterrupted:
+            done = True
+    assert done and caught.value.exit_code == 130
+    assert capfd.readouterr().err == ""
+    assert uninterrupted.pending is None and not uninterrupted.raised  # interruptible reset it
+    if context == "weakref":
+        assert ref() is None
+
+
+def test_other_unraisable_exceptions_still_reach_the_previous_hook():
+    seen = []
+    previous, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        with interruptible():
+            thing = _Thing()
+            ref = weakref.ref(thing, lambda _: 1 / 0)
+            del thing
+    finally:
+        sys.unraisablehook = previous
+    assert ref() is None and [type(u.exc_value) for u in seen] == [ZeroDivisionError]
+    assert sys.unraisablehook is previous
 
 
 @pytest.mark.slow
