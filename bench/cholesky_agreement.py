@@ -17,13 +17,12 @@ import time
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
 from qbo.algorithms.gp_ucb_cholesky import CholeskyStepper
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.execution import make_executor
 from qbo.experiments.assembly import make_policy_for, problem_for_trial
+from qbo.experiments.compact import reward_table
 from qbo.experiments.config import ExperimentConfig
-from qbo.sampling import two_outcome_table
 
 PROBLEMS = {"centred": ("synthetic-bernoulli-centred", {}), "berkenkamp": ("berkenkamp-bernoulli", {}),
             "synthetic100": ("synthetic-bernoulli", {"num_arms": 100})}
@@ -36,9 +35,7 @@ def compare(problem: str, budget: int, seed: int) -> str:
                               trials=1, seed=seed, algorithm_options={"gp-ucb": {"model": "exact-cholesky"}})
     instance = problem_for_trial(config, 0)
     executor = make_executor("exact", seed=np.random.default_rng(seed))
-    rows = [two_outcome_table(executor, instance.oracle(i)) for i in range(instance.arms.shape[0])]
-    table = RewardTable.of(*(np.array(c) for c in zip(*rows)),
-                           np.array([float(instance.regret(i)) for i in range(len(rows))]))
+    table = reward_table(instance, executor)
     played = []
     for kind in (SurrogateStepper, CholeskyStepper):
         policy = make_policy_for(config, "gp-ucb", instance)

@@ -14,15 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qbo.algorithms.compiled import RewardTable
 from qbo.algorithms.gp_ucb_cholesky import CholeskyStepper, _refit
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.execution import make_executor
 from qbo.experiments.assembly import make_policy_for, problem_for_trial
 from qbo.experiments.clock import FixedClock
+from qbo.experiments.compact import reward_table
 from qbo.experiments.config import ExperimentConfig
 from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior
-from qbo.sampling import two_outcome_table
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [("synthetic-bernoulli-centred", {}, 0, 600), ("synthetic-bernoulli-centred", {}, 5, 600),
@@ -34,9 +33,7 @@ def _setup(problem: str, problem_options: dict, seed: int, budget: int):
                               trials=1, seed=seed, algorithm_options={"gp-ucb": {"model": "exact-cholesky"}})
     instance = problem_for_trial(config, 0)
     executor = make_executor("exact", seed=np.random.default_rng(seed))
-    rows = [two_outcome_table(executor, instance.oracle(i)) for i in range(instance.arms.shape[0])]
-    table = RewardTable.of(*(np.array(c) for c in zip(*rows)),
-                           np.array([float(instance.regret(i)) for i in range(len(rows))]))
+    table = reward_table(instance, executor)
     return config, instance, table
 
 

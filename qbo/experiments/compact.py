@@ -213,12 +213,21 @@ def compact_unit(problem: Problem, policy: PolicyBase, clock: Clock, executor: A
     stepper = policy.stepper()
     if stepper is None:
         return None
+    table = reward_table(problem, executor)
+    if table is None:
+        return None
+    return CompactUnit(call_file(out, key), stepper, table, executor.rng)
+
+
+def reward_table(problem: Problem, executor: Any) -> RewardTable | None:
+    """Every arm's two-outcome reward draw on ``executor`` and its regret, as one table; None
+    if some arm's oracle is not a two-outcome draw (``qbo.sampling.two_outcome_table``)."""
     rows = [two_outcome_table(executor, problem.oracle(arm)) for arm in range(problem.arms.shape[0])]
     if any(row is None for row in rows):
         return None
     p_first, first, second = (np.array(column, dtype=float) for column in zip(*rows))
     gaps = np.array([float(problem.regret(arm)) for arm in range(len(rows))])
-    return CompactUnit(call_file(out, key), stepper, RewardTable.of(p_first, first, second, gaps), executor.rng)
+    return RewardTable.of(p_first, first, second, gaps)
 
 
 def _chunks(path: Path, calls: int):
