@@ -5,7 +5,8 @@ numba, run in a process of its own that imports numpy and numba only (never qbo)
 
 PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run the same
 arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
-``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``. Prints one JSON line: ``cpu``, the loop's CPU
+``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``, and for A-GP-UCB the arm points ``X``
+and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``. Prints one JSON line: ``cpu``, the loop's CPU
 seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
 or a compile where the cache is cold); ``regret``.
 
@@ -272,11 +273,97 @@ def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
         regret += gaps[arm]
     return regret
 
+@numba.njit(cache=True)
+def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale):
+    """A-GP-UCB (theorem-1 beta, SE kernel): GP-UCB with length scale theta_0 / max(t0, t^power)
+    on the exact posterior of the per-arm counts and sums. Where the length scale changes, the
+    m x m kernel matrix and the posterior covariance are formed afresh from the counts and sums
+    (B = K_UU + lam diag(1/n_U) = R R^T, C = R^-1 K_U, Sigma = K - C^T C, mu = C^T R^-1 ybar_U,
+    O(m^2 u + u^3)); where the next round keeps it, the round's reward updates Sigma and mu by
+    the rank-one Kalman step, O(m^2). (A covariance where qbo keeps a Cholesky factor of the
+    observed arms: the same posterior and cost class at 20 arms, written independently.)"""
+    np.random.seed(seed)
+    m, d = X.shape
+    D2 = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            acc = 0.0
+            for c in range(d):
+                acc += (X[i, c] - X[j, c]) ** 2
+            D2[i, j] = acc
+    count, total = np.zeros(m), np.zeros(m)
+    K, Sigma, mu, u = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m)
+    R, C, h, U = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m, dtype=np.int64)
+    g_now, regret = -1.0, 0.0
+    for t in range(1, budget + 1):
+        g = max(t0, float(t) ** power)
+        if g != g_now:
+            g_now = g
+            inv2 = 0.5 / (theta0 / g) ** 2
+            for i in range(m):
+                for j in range(m):
+                    K[i, j] = scale * math.exp(-D2[i, j] * inv2)
+            nu = 0
+            for i in range(m):
+                if count[i] > 0:
+                    U[nu] = i
+                    nu += 1
+            for a in range(nu):  # R R^T = K_UU + lam diag(1/n_U)
+                for b in range(a + 1):
+                    x = K[U[a], U[b]] + (lam / count[U[a]] if a == b else 0.0)
+                    for k in range(b):
+                        x -= R[a, k] * R[b, k]
+                    R[a, b] = math.sqrt(x) if a == b else x / R[b, b]
+            for a in range(nu):  # C = R^-1 K_U, h = R^-1 ybar_U
+                for j in range(m):
+                    x = K[U[a], j]
+                    for k in range(a):
+                        x -= R[a, k] * C[k, j]
+                    C[a, j] = x / R[a, a]
+                x = total[U[a]] / count[U[a]]
+                for k in range(a):
+                    x -= R[a, k] * h[k]
+                h[a] = x / R[a, a]
+            for i in range(m):
+                x = 0.0
+                for a in range(nu):
+                    x += C[a, i] * h[a]
+                mu[i] = x
+                for j in range(m):
+                    x = K[i, j]
+                    for a in range(nu):
+                        x -= C[a, i] * C[a, j]
+                    Sigma[i, j] = x
+        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        count[arm] += 1.0
+        total[arm] += y
+        if max(t0, float(t + 1) ** power) == g_now:  # the next round keeps the length scale
+            for j in range(m):
+                u[j] = Sigma[arm, j]
+            c = 1.0 / (lam + u[arm])
+            r = y - mu[arm]
+            for j in range(m):
+                mu[j] += c * r * u[j]
+                for k in range(m):
+                    Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
 
 def main() -> None:
     learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
     means, gaps = params["means"], params["gaps"]
-    if learner == "gp-ucb-cholesky":
+    if learner == "gp-ucb-a-gp-ucb":
+        run = lambda b: a_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                 float(params["theta0"]), float(params["t0"]), float(params["power"]),
+                                 float(params["scale"]))
+    elif learner == "gp-ucb-cholesky":
         run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
     elif learner == "gp-ucb":
         run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731

@@ -46,7 +46,8 @@ def _table(problem, executor) -> RewardTable:
     return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
 
 
-@pytest.mark.parametrize("options", SURROGATES[1:])  # the Cholesky posterior has a compiled loop
+# the Cholesky posterior and A-GP-UCB have compiled loops (tests/test_gp_ucb_cholesky.py, tests/test_gp_ucb_schedule.py)
+@pytest.mark.parametrize("options", SURROGATES[2:])
 def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
     config = _config(options, budget=120)
     problem = problem_for_trial(config, 0)
@@ -120,7 +121,7 @@ def test_a_crashed_cholesky_unit_resumes_to_the_same_files(runs, tmp_path, monke
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 3_000_000), ({"lengthscale": "a-gp-ucb"}, 10_000)])
+@pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 3_000_000)])  # A-GP-UCB: test_gp_ucb_schedule.py
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path, options, budget):
     """Each kill lands while the unit runs: after its process touched the call file, at a random
     moment (up to 0.15 of an undisturbed warm run's wall time)."""
