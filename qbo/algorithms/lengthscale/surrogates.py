@@ -104,7 +104,9 @@ class _CachedDirect:
 
 class ScheduleSurrogate(_CachedDirect):
     """A-GP-UCB (Berkenkamp et al. 2019): ``theta_t = theta_0 / g(t)``, never increasing
-    because g is non-decreasing; the posterior is refit on all data at theta_t each stage."""
+    because g is non-decreasing; the posterior is refit on all data at theta_t each stage
+    (``qbo.algorithms.gp_ucb_schedule`` runs gp-ucb's rounds on it as a compiled loop that
+    refits only where theta_t changes)."""
 
     def lengthscale(self, t: int) -> float:
         return self.settings.theta0 / self.settings.g(t)
