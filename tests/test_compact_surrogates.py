@@ -27,7 +27,7 @@ from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
 from tests.support.stopped_runs import kill_9_then_resume
 
-SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb"},
+SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb", "model": "exact-cholesky"},
               {"lengthscale": "mle", "mle_every": 25}]
 
 
@@ -46,7 +46,8 @@ def _table(problem, executor) -> RewardTable:
     return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
 
 
-# the Cholesky posterior and A-GP-UCB have compiled loops (tests/test_gp_ucb_cholesky.py, tests/test_gp_ucb_schedule.py)
+# compiled loops: the Cholesky posterior, A-GP-UCB, LB-GP-UCB on rank-one posteriors
+# (tests/test_gp_ucb_cholesky.py, test_gp_ucb_schedule.py, test_gp_ucb_balanced.py)
 @pytest.mark.parametrize("options", SURROGATES[2:])
 def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
     config = _config(options, budget=120)

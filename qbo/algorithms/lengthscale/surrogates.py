@@ -30,7 +30,7 @@ from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior
 
 __all__ = [
     "BalancedSurrogate", "FixedSurrogate", "MLESurrogate", "ScheduleSurrogate", "Surrogate",
-    "SurrogateSettings",
+    "SurrogateSettings", "fitted",
 ]
 
 
@@ -140,6 +140,16 @@ class MLESurrogate(_CachedDirect):
             s = self.settings
             self.theta, self.scale = fit_hyperparameters(
                 s.kernel, s.arms, self.stats, s.lam, self.scale, self.fit_outputscale)
+
+
+def fitted(factory: Callable[[float], Any], theta: float, stats: ArmStats) -> Any:
+    """``factory(theta)`` told all data so far, one observation an observed arm: ``ybar_i =
+    b_i / W_i`` with ``eps = W_i^{-1/2}``, ascending arm order (``BalancedSurrogate``)."""
+    model = factory(theta)
+    U, W, ybar = stats.observed()
+    for arm, w, y in zip(U.tolist(), W.tolist(), ybar.tolist()):
+        model.add(arm, y, 1.0 / math.sqrt(w))
+    return model
 
 
 class BalancedSurrogate:
@@ -253,10 +263,7 @@ class BalancedSurrogate:
 
     def _introduce(self) -> None:
         theta = candidate(len(self.thetas), self.settings.theta0, self.settings.dim)
-        model = self.factory(theta)
-        U, W, ybar = self.stats.observed()  # all data so far, one observation an arm (class docstring)
-        for arm, w, y in zip(U.tolist(), W.tolist(), ybar.tolist()):
-            model.add(arm, y, 1.0 / math.sqrt(w))
+        model = fitted(self.factory, theta, self.stats)
         self.thetas.append(theta)
         self.models.append(model)
         self.active.append(len(self.thetas) - 1)
