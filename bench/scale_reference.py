@@ -356,10 +356,110 @@ def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale)
     return regret
 
 
+@numba.njit(cache=True)
+def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, norm, noise):
+    """LB-GP-UCB (Ziomek et al. 2024 Alg. 1; theorem-1 beta, SE kernel): one exact GP per
+    candidate length scale theta_0 e^{-i/d} (an m x m covariance, a rank-one Kalman step a
+    round for each active one), the regret-balancing choice of line 3 with
+    R(n) = sqrt(n) (B sqrt(gamma) + gamma), gamma = theta^-d log(n)^{d+1}, B = (theta_0/theta)^{d/2} N,
+    line 12's elimination with xi_t of Thm 4.1, and a candidate introduced while
+    q(l + 1) >= theta_0 / g(t), fit on the per-arm counts and sums (one weighted Kalman step an
+    observed arm)."""
+    np.random.seed(seed)
+    m, d = X.shape
+    D2 = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            acc = 0.0
+            for c in range(d):
+                acc += (X[i, c] - X[j, c]) ** 2
+            D2[i, j] = acc
+    most = 64
+    Sig, mu = np.zeros((most, m, m)), np.zeros((most, m))
+    theta, used, ysum, bsum, alive = np.zeros(most), np.zeros(most), np.zeros(most), np.zeros(most), np.zeros(most)
+    count, total, u = np.zeros(m), np.zeros(m), np.zeros(m)
+    k, regret = 0, 0.0
+    for t in range(0, budget + 1):
+        # introduce (t = 0: theta_0; then lines 14-16 after round t's tell)
+        g = max(t0, float(max(t, 1)) ** power)
+        if t == 0 or theta0 * math.exp(-k / d) >= theta0 / g * (1.0 - 1e-12):
+            theta[k], alive[k] = theta0 * math.exp(-k / d), 1.0
+            inv2 = 0.5 / theta[k] ** 2
+            for i in range(m):
+                mu[k, i] = 0.0
+                for j in range(m):
+                    Sig[k, i, j] = scale * math.exp(-D2[i, j] * inv2)
+            for a in range(m):
+                if count[a] > 0:
+                    w = count[a]
+                    for j in range(m):
+                        u[j] = Sig[k, a, j]
+                    c = w / (lam + w * u[a])
+                    r = total[a] / count[a] - mu[k, a]
+                    for i in range(m):
+                        mu[k, i] += c * r * u[i]
+                        for j in range(m):
+                            Sig[k, i, j] -= c * u[i] * u[j]
+            k += 1
+        if t == budget:
+            break
+        t1 = t + 1
+        best, pick = np.inf, 0
+        for q in range(k):
+            if alive[q] > 0:
+                n = used[q] + 1.0
+                gamma = theta[q] ** (-d) * math.log(n) ** (d + 1)
+                bound = math.sqrt(n) * ((theta0 / theta[q]) ** (d / 2.0) * norm * math.sqrt(gamma) + gamma)
+                if bound < best:
+                    best, pick = bound, q
+        beta = math.sqrt(max(2.0 * math.log(m * t1 * t1 * math.pi ** 2 / (6.0 * delta)), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[pick, i] + beta * math.sqrt(max(Sig[pick, i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        used[pick] += 1.0
+        ysum[pick] += y
+        bsum[pick] += beta * math.sqrt(max(Sig[pick, arm, arm], 0.0))
+        count[arm] += 1.0
+        total[arm] += y
+        for q in range(k):
+            if alive[q] > 0:
+                for j in range(m):
+                    u[j] = Sig[q, arm, j]
+                c = 1.0 / (lam + u[arm])
+                r = y - mu[q, arm]
+                for i in range(m):
+                    mu[q, i] += c * r * u[i]
+                    for j in range(m):
+                        Sig[q, i, j] -= c * u[i] * u[j]
+        ready = True
+        for q in range(k):
+            if alive[q] > 0 and used[q] == 0:
+                ready = False
+        if ready:
+            g1 = max(t0, float(t1) ** power)
+            xi = 2.0 * noise * math.log(max(d * math.log(max(g1, 1.0)), 1.0) * math.pi ** 2 * t1 * t1 / (3.0 * delta))
+            top = -np.inf
+            for q in range(k):
+                if alive[q] > 0:
+                    top = max(top, ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q]))
+            for q in range(k):
+                if alive[q] > 0 and ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q]) + 2.0 * bsum[q] / used[q] < top:
+                    alive[q] = 0.0
+        regret += gaps[arm]
+    return regret
+
+
 def main() -> None:
     learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
     means, gaps = params["means"], params["gaps"]
-    if learner == "gp-ucb-a-gp-ucb":
+    if learner == "gp-ucb-lb":
+        run = lambda b: lb_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                  float(params["theta0"]), float(params["t0"]), float(params["power"]),
+                                  float(params["scale"]), float(params["norm"]), float(params["noise"]))
+    elif learner == "gp-ucb-a-gp-ucb":
         run = lambda b: a_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
                                  float(params["theta0"]), float(params["t0"]), float(params["power"]),
                                  float(params["scale"]))
