@@ -1,8 +1,9 @@
 """``gp-ucb``'s rounds stepped in Python where it has no compiled kernel (a ``Stepper``).
 
-``gp-ucb`` with an adaptive length scale (MLE, LB-GP-UCB:
-``qbo.algorithms.lengthscale.surrogates``; A-GP-UCB has a compiled loop,
-``qbo.algorithms.gp_ucb_schedule``, from its first round), or on the Cholesky posterior whose
+``gp-ucb`` with an adaptive length scale (MLE; LB-GP-UCB on the Cholesky posterior or random
+features: ``qbo.algorithms.lengthscale.surrogates``; A-GP-UCB and LB-GP-UCB on rank-one
+posteriors have compiled loops from their first round, ``qbo.algorithms.gp_ucb_schedule``,
+``qbo.algorithms.gp_ucb_balanced``), or on the Cholesky posterior whose
 model has already seen data (a fresh one has a compiled loop, ``qbo.algorithms.gp_ucb_cholesky``),
 still makes one classical call a round, so its unit can be compact (``qbo.experiments.compact``:
 a call file and records at checkpoints) even though its round stays Python and numpy: each round is the policy's own
