@@ -446,8 +446,10 @@ def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale
                 if alive[q] > 0:
                     top = max(top, ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q]))
             for q in range(k):
-                if alive[q] > 0 and ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q]) + 2.0 * bsum[q] / used[q] < top:
-                    alive[q] = 0.0
+                if alive[q] > 0:
+                    low = ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q])
+                    if low + 2.0 * bsum[q] / used[q] < top:
+                        alive[q] = 0.0
         regret += gaps[arm]
     return regret
 

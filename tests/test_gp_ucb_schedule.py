@@ -139,7 +139,8 @@ def test_without_numba_the_loop_gives_the_same_run(tmp_path):
             "from qbo.experiments.assembly import make_policy_for; "
             "config, instance, table = _setup('berkenkamp-bernoulli', {}, 1, 300, {'growth_t0': 5.0}); "
             "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = _play(s, table, 1, 300); "
-            "np.savez(sys.argv[1], arms=a, values=v, mean=s.posterior()[0], var=s.posterior()[1], info=s.information_gain)")
+            "np.savez(sys.argv[1], arms=a, values=v, mean=s.posterior()[0], var=s.posterior()[1], "
+            "info=s.information_gain)")
     results = {}
     for name, extra in (("jit", {}), ("python", {"NUMBA_DISABLE_JIT": "1"})):
         env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)

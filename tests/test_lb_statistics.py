@@ -13,7 +13,8 @@ from qbo.algorithms import make_policy
 GRID = np.linspace(0.0, 1.0, 30)[:, None]
 
 
-@pytest.mark.parametrize("name, extra", [("gp-ucb", {"noise": 0.01}), ("gp-ucb", {"noise": 0.01, "model": "exact-cholesky"}),
+@pytest.mark.parametrize("name, extra", [("gp-ucb", {"noise": 0.01}),
+                                         ("gp-ucb", {"noise": 0.01, "model": "exact-cholesky"}),
                                          ("q-gp-ucb", {"budget": 500})])
 def test_a_late_candidate_is_the_model_of_every_observation(name, extra):
     policy = make_policy(name, GRID, lengthscale="lb", growth_t0=1.5, **extra)

@@ -71,7 +71,8 @@ class BalancedStepper:
         self._u = np.empty(m)
         self._state = np.zeros(2)
         self._cand = np.zeros((0, 5))
-        self._Sigma, self._mu, self._var, self._sd = np.zeros((0, m, m)), np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, m))
+        self._Sigma = np.zeros((0, m, m))
+        self._mu, self._var, self._sd = np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, m))
         self._introduce()  # line 1: Theta_1 = {theta_0}
 
     @property
@@ -161,7 +162,8 @@ def _suspected_regret(n: int, theta: float, params: np.ndarray) -> float:
     if nu < 0.0:
         gamma = theta ** -d * log_n ** (d + 1.0)
     else:
-        gamma = theta ** -d * float(n) ** (d * (d + 1.0) / (2.0 * nu + d * (d + 1.0))) * log_n ** (2.0 * nu / (2.0 * nu + d))
+        gamma = (theta ** -d * float(n) ** (d * (d + 1.0) / (2.0 * nu + d * (d + 1.0)))
+                 * log_n ** (2.0 * nu / (2.0 * nu + d)))
     b = (params[0] / theta) ** (d / 2.0) * params[5]
     return math.sqrt(n) * (b * math.sqrt(gamma) + gamma)
 
