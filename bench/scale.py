@@ -25,7 +25,8 @@ each side's whole child at T = 100 with an empty ``NUMBA_CACHE_DIR`` (cold) and 
 warm cache. (An earlier version of this bench compared qbo's whole process with the
 reference's loop alone, which charged python's and numpy's start to qbo only.)
 
-    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ucb-cholesky,gp-ts,linucb,gp-ucb-rff]
+    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ucb-cholesky,gp-ts,linucb,gp-ucb-rff,
+                          gp-ucb-a-gp-ucb,gp-ucb-lb]
                           [--horizons 1e4,1e5,1e6]
     OPENBLAS_NUM_THREADS=1 python bench/scale.py --learners gp-ucb-a-gp-ucb,gp-ucb-lb --horizons 1e5,1e6
 
@@ -68,7 +69,7 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
 }
 DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb",
-                    "gp-ucb-rff")
+                    "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
 MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-mle": 10**3}
