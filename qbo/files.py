@@ -105,7 +105,7 @@ def _held_if_lost(unraisable: Any, fallback: Any = sys.__unraisablehook__) -> No
 def _holding_lost_signals() -> Iterator[None]:
     """Install ``_held_if_lost`` (over whatever hook is in force) for the block; nestable."""
     previous = sys.unraisablehook
-    if getattr(previous, "func", None) is _held_if_lost:
+    if isinstance(previous, functools.partial) and previous.func is _held_if_lost:
         yield
         return
     sys.unraisablehook = functools.partial(_held_if_lost, fallback=previous)
