@@ -149,7 +149,9 @@ def _thompson(f: ProblemFacts) -> dict[str, Any]:
 
 
 def _time_varying(f: ProblemFacts) -> dict[str, Any]:
-    return {"eps": f.problem.lam, "noise": f.noise} if f.drifting else {}
+    """A drifting problem's forgetting rate and noise; on a static one (``tv-gp-ucb`` only) the
+    problem's GP settings and the classical noise bound, as ``gp-ucb`` gets them."""
+    return {"eps": f.problem.lam, "noise": f.noise} if f.drifting else dict(f.gp) | {"noise": f.noise}
 
 
 def _q_ctv(f: ProblemFacts) -> dict[str, Any]:

@@ -153,15 +153,29 @@ class _TimeVaryingUCB(PolicyBase):
 
 
 class TVGPUCB(_TimeVaryingUCB):
-    """``tv-gp-ucb`` (Bogunovic et al.): the clock is the round index, scored at n + 1."""
+    """``tv-gp-ucb`` (Bogunovic et al.): the clock is the round index, scored at n + 1.
+
+    It needs no elapsed time, so it is not clocked: it runs on drifting and static problems
+    alike (on a static one it is GP-UCB that forgets at rate eps; eps = 0 forgets nothing), and
+    its ``stepper()`` is a compiled loop of O(m^2) a round (``qbo.algorithms.tv_gp_ucb_kernel``)."""
 
     name = "tv-gp-ucb"
+    clocked = False
 
     def acquisition(self):
         return ucb_at(self.posterior, 1.0, self._beta()), 1.0
 
-    def _clock_step(self, elapsed: float) -> float:
-        return 1.0
+    def _update(self, arm: int, value: float, eps: float) -> None:
+        """Seed Alg. 1 lines 4-6 with the round index as the clock: advance by 1, then condition."""
+        self.posterior.advance(1.0)
+        self.posterior.add(arm, value)
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.tv_gp_ucb_kernel``, which
+        says where it differs from ``ask`` in the last bits), on a posterior that has seen nothing."""
+        from qbo.algorithms.tv_gp_ucb_kernel import TVStepper  # numba is imported where it is used
+
+        return TVStepper(self) if self.posterior.n == 0 else None
 
 
 class CTVFixed(_TimeVaryingUCB):

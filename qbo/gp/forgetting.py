@@ -79,6 +79,11 @@ class ForgettingArmPosterior(SquareRootArms):
         return self._rows
 
     @property
+    def kernel_matrix(self) -> np.ndarray:
+        """The m x m space Gram matrix K (shared, not a copy)."""
+        return self._K
+
+    @property
     def feature_dim(self) -> int:
         """The number of arms m (for m_bar)."""
         return self.num_arms

@@ -1,0 +1,172 @@
+"""``tv-gp-ucb``'s rounds as one compiled loop (``qbo.algorithms.compiled``), O(m^2) a round.
+
+The policy (``qbo.algorithms.time_varying.TVGPUCB``; Bogunovic et al. 2016, the seed 000's
+Sec. 2.3 baseline) scores ``alpha(x) = mu_n(x, n + 1) + beta_n sigma_n(x, n + 1)`` on the
+forgetting posterior of seed 000 Eq. (2), ``k_time(tau, tau') = (1 - eps)^{|tau - tau'|/2}``,
+with the round index as its clock; a round advances the clock by 1, then conditions on the
+reward. ``ForgettingArmPosterior`` keeps the square-root form ``K - Sigma = V^T V`` with one
+row of V per observation (observations at different times are not exchangeable), so its
+rounds cost O(n m) and its memory grows with n.
+
+This loop keeps the same posterior as the m x m matrix ``P = V^T V`` instead (the Kalman
+filter of the AR(1) state ``f(., tau)``, whose predict step is ``P <- a^2 P`` with
+``a = (1 - eps)^{1/2}``): ``P`` has a fixed size, and a round is the predict step and a
+rank-one update, O(m^2), whatever n. Every other quantity is the model's, in its order:
+``mu <- a mu``, ``E <- a^2 E``, the column ``c = K e_j - P e_j``, ``s = max(c_j, 0) + lambda``,
+``v = c / sqrt(s)``, ``mu += v (y - mu_j) / sqrt(s)``, ``E += v^2``, the information gain
+``+ log(s / lambda) / 2``, and the score ``a mu + beta sqrt(max(k - a^2 E, 0))`` with its first
+argmax (``ucb_at``).
+
+Not bit-identical to the policy's own ask and tell: the model's column ``V^T (V e_j)`` is a
+BLAS product over n rows and its advance scales V (so ``P``'s entries are sums of products of
+scaled rows), where here ``P`` is scaled and summed entrywise; the column, and from it the
+posterior, agree to rounding, and the arm can differ only where two scores tie to that rounding
+(tests/test_tv_gp_ucb_kernel.py compares both). With eps = 0 nothing decays and the loop is
+GP-UCB on the static GP with this policy's beta. The loop uses IEEE operations and libm's sqrt
+and log only, so a run is the same on every CPU, with numba or without it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.gp_ucb_kernel import beta_at
+from qbo.algorithms.jit import draw_reward, jit
+from qbo.gp.forgetting import decay
+
+__all__ = ["TVStepper"]
+
+_MODES = {"practical": 1, "bogunovic": 2}  # ``beta_at``'s modes; 3 is a constant
+
+
+class TVStepper:
+    """``TVGPUCB``'s ask / tell loop on the m x m form of its posterior (a ``Stepper``; module docstring).
+
+    Built on a policy whose posterior has seen nothing (a compact unit's fresh policy; a resume
+    replays the call file): the loop keeps the posterior in arrays of its own, and the policy's
+    model is not advanced. ``statistics`` are the per-arm counts and reward sums (what a
+    checkpoint compares after a replay; the posterior itself depends on the order of the rounds).
+    """
+
+    def __init__(self, policy: Any) -> None:
+        post = policy.posterior
+        if post.n != 0:
+            raise ValueError(f"TVStepper needs a posterior that has seen nothing, got {post.n} observations")
+        cfg, m = policy.config, policy.num_arms
+        self.policy, self.rounds = policy, policy.t
+        self._K = np.array(post.kernel_matrix, dtype=float)
+        self._kdiag = np.array(post.prior_var, dtype=float)
+        # a = (1 - eps)^{1/2} (the model's ``decay(eps, 1)``), lambda, then ``beta_at``'s parameters
+        beta = cfg.beta
+        self._params = np.array([decay(post.eps, 1.0), post.lam, _MODES[beta] if isinstance(beta, str) else 3, 1.0,
+                                 1.0, 0.0 if isinstance(beta, str) else float(beta), math.pi ** 2])
+        self._mu, self._E, self._P = np.zeros(m), np.zeros(m), np.zeros((m, m))
+        self._n, self._sum, self._info = np.zeros(m), np.zeros(m), np.zeros(1)
+        self._work = np.empty((2, m))  # the column c and the Kalman row v
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return self._params, self._K, self._kdiag, self._mu, self._E, self._P, self._n, self._sum, self._info, self._work
+
+    def run(self, count: int, table: RewardTable, rng: np.random.Generator,
+            arms: np.ndarray, values: np.ndarray) -> None:
+        _rounds(count, self.rounds, table.coins, table.first, table.second, rng, arms, values, *self._arrays())
+        self.rounds += count
+
+    def replay(self, arms: np.ndarray, values: np.ndarray) -> None:
+        _tell_rounds(arms, values, *self._arrays())
+        self.rounds += arms.shape[0]
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, variance) at every arm now (m each), as ``ForgettingArmPosterior.posterior``."""
+        return self._mu.copy(), np.maximum(self._kdiag - self._E, 0.0)
+
+    @property
+    def information_gain(self) -> float:
+        """Chain-rule information gain of the rounds told (``SquareRootArms.information_gain``)."""
+        return float(self._info[0])
+
+    def statistics(self) -> dict[str, Any]:
+        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
+
+    def random_state(self) -> dict[str, Any] | None:
+        return None
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        """Nothing random to restore (the posterior is deterministic given its tells)."""
+
+
+@jit
+def _choose(t: int, params: np.ndarray, kdiag: np.ndarray, mu: np.ndarray, E: np.ndarray) -> int:
+    """``TVGPUCB._select`` at round t + 1: the first argmax of ``ucb_at(posterior, 1, beta_{t+1})``."""
+    a = params[0]
+    beta = beta_at(t + 1, mu.shape[0], params[2:])
+    aa = a * a
+    arm, best = 0, -math.inf
+    for i in range(mu.shape[0]):
+        score = a * mu[i] + beta * math.sqrt(max(kdiag[i] - aa * E[i], 0.0))
+        if score > best or i == 0:
+            arm, best = i, score
+    return arm
+
+
+@jit
+def _tell(j: int, y: float, params: np.ndarray, K: np.ndarray, kdiag: np.ndarray, mu: np.ndarray, E: np.ndarray,
+          P: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, work: np.ndarray) -> None:
+    """``TVGPUCB._update_clocked``: ``advance(1)``, then ``add(j, y)`` (module docstring)."""
+    m = mu.shape[0]
+    a, lam = params[0], params[1]
+    if a != 1.0:
+        aa = a * a
+        for i in range(m):
+            mu[i] *= a
+        for i in range(m):
+            E[i] *= aa
+        for i in range(m):
+            row = P[i]
+            for k in range(m):
+                row[k] *= aa
+    c, v = work[0], work[1]
+    for i in range(m):
+        c[i] = K[i, j] - P[i, j]
+    s = max(c[j], 0.0) + lam
+    root = math.sqrt(s)
+    for i in range(m):
+        v[i] = c[i] / root
+    step = (y - mu[j]) / root
+    for i in range(m):
+        mu[i] += v[i] * step
+    for i in range(m):
+        E[i] += v[i] * v[i]
+    for i in range(m):
+        row, vi = P[i], v[i]
+        for k in range(m):
+            row[k] += vi * v[k]
+    info[0] += 0.5 * math.log(s / lam)
+    n[j] += 1.0
+    total[j] += y
+
+
+@jit
+def _rounds(count: int, t0: int, coins: np.ndarray, first: np.ndarray, second: np.ndarray, rng: np.random.Generator,
+            arms: np.ndarray, values: np.ndarray, params: np.ndarray, K: np.ndarray, kdiag: np.ndarray,
+            mu: np.ndarray, E: np.ndarray, P: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray,
+            work: np.ndarray) -> None:
+    """``count`` rounds from round ``t0``: choose, draw the reward from the table, tell."""
+    for k in range(count):
+        arm = _choose(t0 + k, params, kdiag, mu, E)
+        y = draw_reward(rng, coins[arm], first[arm], second[arm])
+        _tell(arm, y, params, K, kdiag, mu, E, P, n, total, info, work)
+        arms[k], values[k] = arm, y
+
+
+@jit
+def _tell_rounds(arms: np.ndarray, values: np.ndarray, params: np.ndarray, K: np.ndarray, kdiag: np.ndarray,
+                 mu: np.ndarray, E: np.ndarray, P: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray,
+                 work: np.ndarray) -> None:
+    """Tell the recorded rounds again, in order (a resume)."""
+    for k in range(arms.shape[0]):
+        _tell(arms[k], values[k], params, K, kdiag, mu, E, P, n, total, info, work)
