@@ -20,9 +20,10 @@ introduces a candidate; the stepper builds its model with the policy's own facto
 scalar formulas are the Python ones, operation for operation, with libm's log, exp, sqrt and
 pow (the exponents passed as floats, as Python's ``float ** int`` does), and each ``add`` is
 ``ArmPosterior.add``'s elementwise operations in its order, so the arms, rewards, sums and
-posteriors are those of the Python stepper bit for bit (tests/test_gp_ucb_balanced.py), on
-every CPU and with or without numba. Other posteriors (Cholesky, random features) stay in
-Python (``qbo.algorithms.gp_ucb_steps``).
+posteriors are those of the Python stepper bit for bit (tests/test_gp_ucb_balanced.py), with
+or without numba (the kernel matrices are the policy's own, from numpy's ``exp``, so a run is
+as reproducible across CPUs as the Python stepper's). Other posteriors (Cholesky, random
+features) stay in Python (``qbo.algorithms.gp_ucb_steps``).
 """
 
 from __future__ import annotations
