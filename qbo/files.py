@@ -19,7 +19,9 @@
   module-lock clean-up, a ``__del__``, a ctypes callback) would be printed as "Exception
   ignored" and lost; ``sys.unraisablehook`` catches that ``Interrupted`` instead and holds its
   signal, which comes again a millisecond later (a SIGALRM tick; a deadline's timer is put
-  back after it) or at the end of an ``uninterrupted`` block, whichever is first.
+  back after it) or at the end of an ``uninterrupted`` block, whichever is first. A signal
+  that lands in importlib's own frames is held the same way without being raised there (its
+  module-lock callback takes the global import lock before its ``try``).
 - ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
   so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
   exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
@@ -85,6 +87,10 @@ class _Deferral:
         if self.depth:
             self.pending = signum
             return
+        if _in_import_machinery(frame):  # between its lock's acquire and its try: raising would leave it held
+            self.pending = signum
+            _alarm.tick()
+            return
         self.raised = True
         raise Interrupted(signum)
 
@@ -94,6 +100,11 @@ class _Deferral:
         self.pending = signum
         _alarm.tick()
         self.raised = False  # last: a signal before this line is absorbed, one after raises
+
+
+def _in_import_machinery(frame: Any) -> bool:
+    """The handler runs in importlib's own code (not a module's body that an import runs)."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib.")
 
 
 uninterrupted = _Deferral()

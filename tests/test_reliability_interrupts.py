@@ -267,6 +267,18 @@ def test_a_signal_landing_in_the_previous_hook_is_held_too(capfd):
     assert caught.value.exit_code == 130 and capfd.readouterr().err == ""
 
 
+def test_a_signal_in_importlibs_own_frames_is_not_raised_there_but_a_tick_later(capfd):
+    """importlib's module-lock callback takes the import lock before its ``try``: an exception
+    raised between the two would leave the lock held. The handler holds the signal there."""
+    frames = {}
+    exec(compile("import sys\nframe = sys._getframe()", "<frozen importlib._bootstrap>", "exec"), frames)
+    with pytest.raises(Interrupted) as caught, interruptible():
+        uninterrupted.handle(signal.SIGINT, frames["frame"])  # returns: held, not raised
+        assert uninterrupted.pending == signal.SIGINT and not uninterrupted.raised
+        _spin(5.0)
+    assert caught.value.exit_code == 130 and capfd.readouterr().err == ""
+
+
 def test_other_unraisable_exceptions_still_reach_the_previous_hook():
     seen = []
     hook = seen.append

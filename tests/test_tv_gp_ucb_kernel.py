@@ -17,11 +17,12 @@ from qbo.experiments.assembly import check_experiment, make_policy_for, problem_
 from qbo.experiments.clock import FixedClock
 from qbo.experiments.compact import reward_table
 from qbo.experiments.config import ExperimentConfig
+from qbo.gp.forgetting import ForgettingArmPosterior
 
 ROOT = Path(__file__).resolve().parents[1]
-# (problem, options, seed, budget, policy options): the default forgetting (eps 0.01), none
-# (eps 0: GP-UCB on the static GP with Bogunovic et al.'s beta), and a constant beta
-CASES = [("synthetic-bernoulli-centred", {}, 0, 600, {}), ("synthetic-bernoulli-centred", {}, 5, 600, {"eps": 0.0}),
+# (problem, options, seed, budget, policy options): the static default (eps 0: GP-UCB on the
+# static GP with Bogunovic et al.'s beta), forgetting (eps 0.01, 0.05), other betas
+CASES = [("synthetic-bernoulli-centred", {}, 0, 600, {}), ("synthetic-bernoulli-centred", {}, 5, 600, {"eps": 0.01}),
          ("berkenkamp-bernoulli", {}, 1, 400, {"beta": 2.0, "eps": 0.05}),
          ("synthetic-bernoulli", {"num_arms": 60}, 2, 400, {"beta": "practical"})]
 
@@ -62,10 +63,11 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
     assert arms.tolist() == expected_arms and values.tolist() == expected_values
     assert len(set(expected_arms)) > 3  # the runs explore: the test compares more than one arm's column
     assert rng.bit_generator.state == executor.rng.bit_generator.state
-    # the same posterior to rounding: P = V^T V summed entrywise here, a BLAS product over n rows there
+    # the same posterior bit for bit: the policy's dense form, operation for operation
     for ours, theirs in zip(stepper.posterior(), policy.posterior.posterior()):
-        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10)
-    assert stepper.information_gain == pytest.approx(policy.posterior.information_gain, rel=1e-10)
+        assert np.array_equal(ours, theirs)
+    assert np.array_equal(stepper._P, policy.posterior._P)
+    assert stepper.information_gain == policy.posterior.information_gain
     counts = np.bincount(arms, minlength=instance.arms.shape[0]).astype(float)
     assert stepper.statistics()["n"] == counts.tolist()
     again = make_policy_for(config, "tv-gp-ucb", instance).stepper()
@@ -75,6 +77,25 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
         assert np.array_equal(ours, theirs)
     assert again.information_gain == stepper.information_gain and again.statistics() == stepper.statistics()
     assert again.rounds == stepper.rounds == budget
+
+
+def test_the_dense_form_is_the_square_root_forms_posterior():
+    """``dense=True`` (P = V^T V, m x m) and the square-root rows give the same posterior."""
+    rng = np.random.default_rng(7)
+    x = np.linspace(0.0, 1.0, 12)
+    K = np.exp(-0.5 * ((x[:, None] - x[None, :]) / 0.2) ** 2)
+    forms = [ForgettingArmPosterior(K, 0.05, 0.1), ForgettingArmPosterior(K, 0.05, 0.1, dense=True)]
+    for _ in range(200):
+        arm, y, dt = int(rng.integers(12)), float(rng.normal()), float(rng.exponential())
+        for post in forms:
+            post.advance(dt)
+            post.add(arm, y)
+    assert forms[0].n == forms[1].n == 200
+    for ours, theirs in zip(forms[1].future(np.array([0.0, 1.5]).repeat(6)), forms[0].future(np.array([0.0, 1.5]).repeat(6))):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+    assert forms[1].information_gain == pytest.approx(forms[0].information_gain, rel=1e-12)
+    V = forms[0]._V[:200]
+    np.testing.assert_allclose(forms[1]._P, V.T @ V, rtol=0, atol=1e-12)
 
 
 def test_without_forgetting_the_posterior_is_the_static_gp():
@@ -90,6 +111,14 @@ def test_without_forgetting_the_posterior_is_the_static_gp():
     var = np.diag(K) - np.einsum("ij,ji->i", cross, np.linalg.solve(G, cross.T))
     np.testing.assert_allclose(stepper.posterior()[0], mean, rtol=0, atol=1e-8)
     np.testing.assert_allclose(stepper.posterior()[1], var, rtol=0, atol=1e-8)
+
+
+def test_on_a_static_problem_it_forgets_nothing_and_models_as_gp_ucb_by_default():
+    config, instance, _ = _setup("synthetic-bernoulli-centred", {}, 0, 10, {})
+    tv, gp = make_policy_for(config, "tv-gp-ucb", instance), make_policy_for(config, "gp-ucb", instance)
+    assert tv.config.eps == 0.0 and tv.config.beta == "bogunovic"
+    assert (tv.config.kernel, tv.config.lengthscale, tv.config.outputscale, tv.config.noise) == (
+        gp.config.kernel, gp.config.lengthscale, gp.config.outputscale, gp.config.noise)
 
 
 def test_a_policy_that_has_seen_data_has_no_stepper_and_the_ctv_policies_still_need_a_drifting_problem():

@@ -4,26 +4,20 @@ The policy (``qbo.algorithms.time_varying.TVGPUCB``; Bogunovic et al. 2016, the 
 Sec. 2.3 baseline) scores ``alpha(x) = mu_n(x, n + 1) + beta_n sigma_n(x, n + 1)`` on the
 forgetting posterior of seed 000 Eq. (2), ``k_time(tau, tau') = (1 - eps)^{|tau - tau'|/2}``,
 with the round index as its clock; a round advances the clock by 1, then conditions on the
-reward. ``ForgettingArmPosterior`` keeps the square-root form ``K - Sigma = V^T V`` with one
-row of V per observation (observations at different times are not exchangeable), so its
-rounds cost O(n m) and its memory grows with n.
+reward. The policy keeps the posterior in ``ForgettingArmPosterior``'s dense form: the m x m
+matrix ``P = K - Sigma`` (the Kalman filter of the AR(1) state ``f(., tau)``, whose predict
+step is ``P <- a^2 P`` with ``a = (1 - eps)^{1/2}``), O(m^2) a round and constant memory,
+where the square-root form's one row per observation costs O(n m).
 
-This loop keeps the same posterior as the m x m matrix ``P = V^T V`` instead (the Kalman
-filter of the AR(1) state ``f(., tau)``, whose predict step is ``P <- a^2 P`` with
-``a = (1 - eps)^{1/2}``): ``P`` has a fixed size, and a round is the predict step and a
-rank-one update, O(m^2), whatever n. Every other quantity is the model's, in its order:
-``mu <- a mu``, ``E <- a^2 E``, the column ``c = K e_j - P e_j``, ``s = max(c_j, 0) + lambda``,
-``v = c / sqrt(s)``, ``mu += v (y - mu_j) / sqrt(s)``, ``E += v^2``, the information gain
-``+ log(s / lambda) / 2``, and the score ``a mu + beta sqrt(max(k - a^2 E, 0))`` with its first
-argmax (``ucb_at``).
-
-Not bit-identical to the policy's own ask and tell: the model's column ``V^T (V e_j)`` is a
-BLAS product over n rows and its advance scales V (so ``P``'s entries are sums of products of
-scaled rows), where here ``P`` is scaled and summed entrywise; the column, and from it the
-posterior, agree to rounding, and the arm can differ only where two scores tie to that rounding
-(tests/test_tv_gp_ucb_kernel.py compares both). With eps = 0 nothing decays and the loop is
-GP-UCB on the static GP with this policy's beta. The loop uses IEEE operations and libm's sqrt
-and log only, so a run is the same on every CPU, with numba or without it.
+This loop does the policy's rounds on the same arrays' copies, operation for operation:
+``mu <- a mu``, ``E <- a^2 E``, ``P <- a^2 P``, the column ``c = K e_j - P e_j``,
+``s = max(c_j, 0) + lambda``, ``v = c / sqrt(s)``, ``mu += v (y - mu_j) / sqrt(s)``,
+``E += v^2``, ``P += v v^T``, the information gain ``+ log(s / lambda) / 2``, and the score
+``a mu + beta sqrt(max(k - a^2 E, 0))`` with its first argmax (``ucb_at``). Every one is
+elementwise, so numpy and this loop round alike: the same arms, rewards and posterior, bit for
+bit (tests/test_tv_gp_ucb_kernel.py). With eps = 0 nothing decays and the loop is GP-UCB on
+the static GP with this policy's beta. The loop uses IEEE operations and libm's sqrt and log
+only, so a run is the same on every CPU, with numba or without it.
 """
 
 from __future__ import annotations
