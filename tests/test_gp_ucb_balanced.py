@@ -22,7 +22,7 @@ from qbo.experiments.config import ExperimentConfig
 from tests.support.stopped_runs import kill_9_then_resume
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = [("synthetic-bernoulli-centred", {}, 0, 2000, {}),
+CASES = [("synthetic-bernoulli-centred", {}, 0, 1000, {}),
          ("synthetic-bernoulli-centred", {}, 5, 1500, {"growth_t0": 1.0, "beta": 0.5}),  # eliminations
          ("berkenkamp-bernoulli", {}, 1, 800, {"growth_t0": 2.0, "kernel": "matern52"}),
          ("synthetic-bernoulli", {"num_arms": 60}, 2, 800, {"growth_t0": 1.5, "kernel": "matern32",

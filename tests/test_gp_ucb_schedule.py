@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Cases without ties to rounding (arms symmetric about the observed ones, e.g. matern12 on 30
 # arms from round 5, break them by their rounding: test_where_theta_is_constant... below)
 # the Python stepper refits every round (LAPACK on up to 150 observed arms): the larger cases are slow
-CASES = [("synthetic-bernoulli-centred", {}, 5, 300, {"growth_t0": 1.0}),
+CASES = [("synthetic-bernoulli-centred", {}, 5, 200, {"growth_t0": 1.0}),
          pytest.param("synthetic-bernoulli-centred", {}, 3, 600, {"growth_t0": 10.0, "kernel": "matern52"},
                       marks=pytest.mark.slow),
          pytest.param("berkenkamp-bernoulli", {}, 1, 500, {"growth_t0": 8.0}, marks=pytest.mark.slow),
