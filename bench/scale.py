@@ -26,7 +26,7 @@ warm cache. (An earlier version of this bench compared qbo's whole process with 
 reference's loop alone, which charged python's and numpy's start to qbo only.)
 
     python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ucb-cholesky,gp-ts,linucb,gp-ucb-rff,
-                          gp-ucb-a-gp-ucb,gp-ucb-lb]
+                          gp-ucb-a-gp-ucb,gp-ucb-lb,tv-gp-ucb,tv-gp-ucb-forgetting]
                           [--horizons 1e4,1e5,1e6]
     OPENBLAS_NUM_THREADS=1 python bench/scale.py --learners gp-ucb-a-gp-ucb,gp-ucb-lb --horizons 1e5,1e6
 
@@ -65,11 +65,13 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "gp-ucb-cholesky": ("gp-ucb", {"model": "exact-cholesky"}),  # qbo.algorithms.gp_ucb_cholesky
     "gp-ucb-a-gp-ucb": ("gp-ucb", {"lengthscale": "a-gp-ucb"}),  # qbo.algorithms.gp_ucb_schedule
     "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),  # qbo.algorithms.gp_ucb_balanced
+    "tv-gp-ucb": ("tv-gp-ucb", {}),  # qbo.algorithms.tv_gp_ucb_kernel; eps = 0 on a static problem
+    "tv-gp-ucb-forgetting": ("tv-gp-ucb", {"eps": 0.01}),  # the seed's forgetting rate
     # a compact unit stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of its own
     "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
 }
 DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb",
-                    "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb")
+                    "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb", "tv-gp-ucb", "tv-gp-ucb-forgetting")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
 MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-mle": 10**3}
@@ -124,14 +126,20 @@ def reference_params(learner: str, path: Path) -> None:
 
     from qbo.experiments.assembly import make_policy_for, problem_for_trial
     from qbo.experiments.config import ExperimentConfig
+    from qbo.gp.forgetting import decay
 
     learner = REFERENCE.get(learner, learner)
     config = ExperimentConfig(**{**_config(learner, 100), "algorithms": (LEARNERS[learner][0],)})
     problem = problem_for_trial(config, 0)
     means = np.asarray(problem.means, dtype=float)
     params = {"means": means, "gaps": np.array([float(problem.regret(i)) for i in range(means.shape[0])])}
-    if learner in ("gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb", "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb"):
+    if learner not in ("thompson", "thompson-gaussian", "kl-ucb"):
         policy = make_policy_for(config, LEARNERS[learner][0], problem)
+    if learner.startswith("tv-gp-ucb"):
+        if policy.config.beta != "bogunovic":
+            raise SystemExit(f"the TV-GP-UCB reference has Bogunovic et al.'s beta only, got {policy.config.beta!r}")
+        post = policy.posterior
+        params |= {"K": post.kernel_matrix, "lam": post.lam, "a": decay(post.eps, 1.0)}
     if learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
         s = policy.surrogate.settings
         if s.kernel != "se":

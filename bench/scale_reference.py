@@ -6,7 +6,8 @@ numba, run in a process of its own that imports numpy and numba only (never qbo)
 PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run the same
 arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
 ``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``, and for A-GP-UCB the arm points ``X``
-and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``. Prints one JSON line: ``cpu``, the loop's CPU
+and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``, for TV-GP-UCB
+``a`` = (1 - eps)^{1/2}. Prints one JSON line: ``cpu``, the loop's CPU
 seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
 or a compile where the cache is cold); ``regret``.
 
@@ -119,6 +120,42 @@ def gp_ucb(means, gaps, budget, seed, K, lam, delta):
                 Sigma[j, k] -= c * u[j] * u[k]
         regret += gaps[arm]
     return regret
+
+@numba.njit(cache=True)
+def tv_gp_ucb(means, gaps, budget, seed, K, lam, a):
+    """TV-GP-UCB (Bogunovic et al. 2016; beta_t = sqrt(max(0.8 ln(0.4 t), 0))) on the posterior
+    covariance: score one step ahead (mean a mu, variance a^2 Sigma_ii + (1 - a^2) K_ii), then
+    the AR(1) predict Sigma <- a^2 Sigma + (1 - a^2) K, mu <- a mu (skipped when a = 1, no
+    forgetting), then the rank-one update, O(m^2) a call."""
+    np.random.seed(seed)
+    m = means.shape[0]
+    Sigma, mu, u = K.copy(), np.zeros(m), np.zeros(m)
+    aa = a * a
+    regret = 0.0
+    for t in range(1, budget + 1):
+        beta = math.sqrt(max(0.8 * math.log(0.4 * t), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = a * mu[i] + beta * math.sqrt(max(aa * Sigma[i, i] + (1.0 - aa) * K[i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        if a != 1.0:
+            for j in range(m):
+                mu[j] *= a
+                for k in range(m):
+                    Sigma[j, k] = aa * Sigma[j, k] + (1.0 - aa) * K[j, k]
+        for j in range(m):
+            u[j] = Sigma[arm, j]
+        c = 1.0 / (lam + u[arm])
+        r = y - mu[arm]
+        for j in range(m):
+            mu[j] += c * r * u[j]
+            for k in range(m):
+                Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
 
 @numba.njit(cache=True)
 def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
@@ -465,6 +502,8 @@ def main() -> None:
         run = lambda b: a_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
                                  float(params["theta0"]), float(params["t0"]), float(params["power"]),
                                  float(params["scale"]))
+    elif learner.startswith("tv-gp-ucb"):
+        run = lambda b: tv_gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["a"]))  # noqa: E731
     elif learner == "gp-ucb-cholesky":
         run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
     elif learner == "gp-ucb":
