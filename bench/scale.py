@@ -135,6 +135,12 @@ def reference_params(learner: str, path: Path) -> None:
     params = {"means": means, "gaps": np.array([float(problem.regret(i)) for i in range(means.shape[0])])}
     if learner not in ("thompson", "thompson-gaussian", "kl-ucb"):
         policy = make_policy_for(config, LEARNERS[learner][0], problem)
+    if LEARNERS[learner][0] == "gp-ucb" and learner != "gp-ucb-rff":  # the policy's beta, as the reference reads it
+        beta = policy.config.beta
+        params |= {"bmode": {"theorem1": 0, "practical": 1, "bogunovic": 2}.get(beta, 3) if isinstance(beta, str) else 3,
+                   "bconst": 0.0 if isinstance(beta, str) else float(beta), "bscale": policy.config.beta_scale}
+        if isinstance(beta, str) and beta not in ("theorem1", "practical", "bogunovic"):
+            raise SystemExit(f"the GP-UCB references have no beta schedule {beta!r}")
     if learner.startswith("tv-gp-ucb"):
         if policy.config.beta != "bogunovic":
             raise SystemExit(f"the TV-GP-UCB reference has Bogunovic et al.'s beta only, got {policy.config.beta!r}")
@@ -215,11 +221,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default=",".join(DEFAULT_LEARNERS), help=f"of {','.join(LEARNERS)}")
     parser.add_argument("--horizons", default="1e4,1e5,1e6")
+    parser.add_argument("--uncapped", action="store_true", help="run every horizon, MAX_T's caps ignored")
     parser.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         run_child(*args.child)
     else:
+        if args.uncapped:
+            MAX_T.clear()
         scale(args.learners.split(","), [int(float(h)) for h in args.horizons.split(",")])
 
 

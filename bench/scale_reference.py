@@ -7,7 +7,8 @@ PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run
 arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
 ``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``, and for A-GP-UCB the arm points ``X``
 and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``, for TV-GP-UCB
-``a`` = (1 - eps)^{1/2}. Prints one JSON line: ``cpu``, the loop's CPU
+``a`` = (1 - eps)^{1/2}, and for the GP-UCB policies their beta schedule ``bmode``,
+``bconst``, ``bscale`` (``ucb_beta``). Prints one JSON line: ``cpu``, the loop's CPU
 seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
 or a compile where the cache is cold); ``regret``.
 
@@ -28,6 +29,20 @@ import time
 
 import numba
 import numpy as np
+
+
+@numba.njit(cache=True)
+def ucb_beta(t, m, delta, mode, const, scale):
+    """The multiplier of sigma at round t of the policy's schedule: mode 0 Srinivas et al.'s
+    theorem 1, sqrt(2 ln(m t^2 pi^2 / (6 delta)) / scale); 1 ``1 + ln t``; 2 Bogunovic et al.'s
+    sqrt(max(0.8 ln(0.4 t), 0)); 3 the constant ``const``."""
+    if mode == 0:
+        return math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0) / scale)
+    if mode == 1:
+        return 1.0 + math.log(t)
+    if mode == 2:
+        return math.sqrt(max(0.8 * math.log(0.4 * t), 0.0))
+    return const
 
 
 @numba.njit(cache=True)
@@ -97,13 +112,13 @@ def kl_ucb(means, gaps, budget, seed):
     return regret
 
 @numba.njit(cache=True)
-def gp_ucb(means, gaps, budget, seed, K, lam, delta):
+def gp_ucb(means, gaps, budget, seed, K, lam, delta, bmode, bconst, bscale):
     np.random.seed(seed)
     m = means.shape[0]
     Sigma, mu, u = K.copy(), np.zeros(m), np.zeros(m)
     regret = 0.0
     for t in range(1, budget + 1):
-        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
@@ -158,8 +173,8 @@ def tv_gp_ucb(means, gaps, budget, seed, K, lam, a):
 
 
 @numba.njit(cache=True)
-def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
-    """GP-UCB (theorem-1 beta) on the exact posterior in O(m s) work a call for s distinct observed
+def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta, bmode, bconst, bscale):
+    """GP-UCB (the policy's beta, ``ucb_beta``) on the exact posterior in O(m s) work a call for s distinct observed
     arms, without an m x m covariance: P = (K_UU + lam diag(1/n_U))^-1 (s x s; Sherman-Morrison
     at a repeat, bordering at a new arm) and the kernel rows K_U (s x m) give the column
     Sigma e_j = K e_j - K_U^T P K_U e_j, O(s^2 + m s); the mean and variance at every arm
@@ -176,7 +191,7 @@ def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
     h, c, u = np.zeros(m), np.zeros(m), np.zeros(m)
     s, regret = 0, 0.0
     for t in range(1, budget + 1):
-        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[i] + beta * math.sqrt(max(var[i], 0.0))
@@ -311,8 +326,8 @@ def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
     return regret
 
 @numba.njit(cache=True)
-def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale):
-    """A-GP-UCB (theorem-1 beta, SE kernel): GP-UCB with length scale theta_0 / max(t0, t^power)
+def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, bmode, bconst, bscale):
+    """A-GP-UCB (the policy's beta, SE kernel): GP-UCB with length scale theta_0 / max(t0, t^power)
     on the exact posterior of the per-arm counts and sums. Where the length scale changes, the
     m x m kernel matrix and the posterior covariance are formed afresh from the counts and sums
     (B = K_UU + lam diag(1/n_U) = R R^T, C = R^-1 K_U, Sigma = K - C^T C, mu = C^T R^-1 ybar_U,
@@ -371,7 +386,7 @@ def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale)
                     for a in range(nu):
                         x -= C[a, i] * C[a, j]
                     Sigma[i, j] = x
-        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
@@ -394,8 +409,8 @@ def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale)
 
 
 @numba.njit(cache=True)
-def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, norm, noise):
-    """LB-GP-UCB (Ziomek et al. 2024 Alg. 1; theorem-1 beta, SE kernel): one exact GP per
+def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, norm, noise, bmode, bconst, bscale):
+    """LB-GP-UCB (Ziomek et al. 2024 Alg. 1; the policy's beta, SE kernel): one exact GP per
     candidate length scale theta_0 e^{-i/d} (an m x m covariance, a rank-one Kalman step a
     round for each active one), the regret-balancing choice of line 3 with
     R(n) = sqrt(n) (B sqrt(gamma) + gamma), gamma = theta^-d log(n)^{d+1}, B = (theta_0/theta)^{d/2} N,
@@ -449,7 +464,7 @@ def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale
                 bound = math.sqrt(n) * ((theta0 / theta[q]) ** (d / 2.0) * norm * math.sqrt(gamma) + gamma)
                 if bound < best:
                     best, pick = bound, q
-        beta = math.sqrt(max(2.0 * math.log(m * t1 * t1 * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t1, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[pick, i] + beta * math.sqrt(max(Sig[pick, i, i], 0.0))
@@ -494,20 +509,23 @@ def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale
 def main() -> None:
     learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
     means, gaps = params["means"], params["gaps"]
+    # the GP-UCB policies' beta schedule (``ucb_beta``): mode, constant, theorem 1's scale
+    beta = (int(params["bmode"]), float(params["bconst"]), float(params["bscale"])) if "bmode" in params else ()
     if learner == "gp-ucb-lb":
         run = lambda b: lb_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
                                   float(params["theta0"]), float(params["t0"]), float(params["power"]),
-                                  float(params["scale"]), float(params["norm"]), float(params["noise"]))
+                                  float(params["scale"]), float(params["norm"]), float(params["noise"]), *beta)
     elif learner == "gp-ucb-a-gp-ucb":
         run = lambda b: a_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
                                  float(params["theta0"]), float(params["t0"]), float(params["power"]),
-                                 float(params["scale"]))
+                                 float(params["scale"]), *beta)
     elif learner.startswith("tv-gp-ucb"):
         run = lambda b: tv_gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["a"]))  # noqa: E731
     elif learner == "gp-ucb-cholesky":
-        run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+        run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                        *beta)
     elif learner == "gp-ucb":
-        run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+        run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]), *beta)  # noqa: E731
     elif learner == "gp-ts":
         run = lambda b: gp_ts(means, gaps, b, 1, params["K"], float(params["lam"]))  # noqa: E731
     elif learner in ("linucb", "gp-ucb-rff"):
