@@ -73,6 +73,12 @@ def test_eliminations_happen_in_the_cases():
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
     _play(stepper, table, CASES[1][2], CASES[1][3])
     assert len(stepper.active_lengthscales) < len(stepper.thetas)
+    # an eliminated candidate's m x m arrays are reused: the slots held are the active ones'
+    k = len(stepper.thetas)
+    active = stepper._cand[:k, 4] != 0.0
+    slots = stepper._cand[:k, 5][active].astype(int)
+    assert len(set(slots.tolist())) == active.sum() and stepper._Sigma.shape[0] < k
+    assert stepper._Sigma.shape[0] <= max(4, 2 * active.sum())
 
 
 @pytest.mark.parametrize("cut", [1, 99, 700, 1400])

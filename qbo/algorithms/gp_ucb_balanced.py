@@ -43,8 +43,9 @@ from qbo.gp.cholesky import ArmStats
 __all__ = ["BalancedStepper"]
 
 # params: theta_0, t0, power, d, nu (-1: SE), norm N, sigma_N^2, delta, lambda, pi^2
-# candidates (rows): theta, |S|, sum y, sum beta sigma, active (1/0)
-THETA, COUNT, SUM_Y, SUM_BS, ACTIVE = range(5)
+# candidates (rows): theta, |S|, sum y, sum beta sigma, active (1/0), the slot of its posterior
+# arrays (an eliminated candidate's slot is reused by the next one introduced)
+THETA, COUNT, SUM_Y, SUM_BS, ACTIVE, SLOT = range(6)
 # state: candidates introduced, a candidate to introduce after the last round (1/0)
 INTRODUCED, PENDING = 0, 1
 
@@ -71,7 +72,7 @@ class BalancedStepper:
         self._n, self._sum = np.zeros(m), np.zeros(m)
         self._u = np.empty(m)
         self._state = np.zeros(2)
-        self._cand = np.zeros((0, 5))
+        self._cand = np.zeros((0, 6))
         self._Sigma = np.zeros((0, m, m))
         self._mu, self._var, self._sd = np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, m))
         self._introduce()  # line 1: Theta_1 = {theta_0}
@@ -96,13 +97,16 @@ class BalancedStepper:
         stats.W, stats.b, stats.n = self._n.copy(), self._sum.copy(), self.rounds
         Sigma, mu, var, sd = fitted(self.factory, theta, stats).buffers()
         if k == self._cand.shape[0]:
-            grow = max(2 * k, 4)
-            self._cand = np.concatenate([self._cand, np.zeros((grow - k, 5))])
-            self._Sigma = np.concatenate([self._Sigma, np.zeros((grow - k, *Sigma.shape))])
-            self._mu, self._var, self._sd = (np.concatenate([a, np.zeros((grow - k, a.shape[1]))])
+            self._cand = np.concatenate([self._cand, np.zeros((max(k, 4), 6))])
+        used = {int(row[SLOT]) for row in self._cand[:k] if row[ACTIVE] != 0.0}
+        slot = min(set(range(len(used) + 1)) - used)  # memory: the active candidates' arrays only
+        if slot == self._Sigma.shape[0]:
+            grow = max(2 * slot, 4)
+            self._Sigma = np.concatenate([self._Sigma, np.zeros((grow - slot, *Sigma.shape))])
+            self._mu, self._var, self._sd = (np.concatenate([a, np.zeros((grow - slot, a.shape[1]))])
                                              for a in (self._mu, self._var, self._sd))
-        self._Sigma[k], self._mu[k], self._var[k], self._sd[k] = Sigma, mu, var, sd
-        self._cand[k] = (theta, 0.0, 0.0, 0.0, 1.0)
+        self._Sigma[slot], self._mu[slot], self._var[slot], self._sd[slot] = Sigma, mu, var, sd
+        self._cand[k] = (theta, 0.0, 0.0, 0.0, 1.0, float(slot))
         self._state[INTRODUCED], self._state[PENDING] = k + 1, 0.0
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
@@ -131,7 +135,7 @@ class BalancedStepper:
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """(mean, variance) of the next round's model (``BalancedSurrogate.select``)."""
-        i = _chosen(self._params, self._cand, int(self._state[INTRODUCED]))
+        i = int(self._cand[_chosen(self._params, self._cand, int(self._state[INTRODUCED])), SLOT])
         return self._mu[i].copy(), self._var[i].copy()
 
     @property
@@ -208,7 +212,7 @@ def _told(t: int, beta: float, j: int, y: float, params: np.ndarray, cand: np.nd
     """``BalancedSurrogate.tell(t, j, y, 1, beta)``: lines 6-16 (the introduction is flagged)."""
     introduced = int(state[INTRODUCED])
     i = _chosen(params, cand, introduced)
-    s = math.sqrt(max(var[i, j], 0.0))
+    s = math.sqrt(max(var[int(cand[i, SLOT]), j], 0.0))
     cand[i, COUNT] += 1.0
     cand[i, SUM_Y] += y
     cand[i, SUM_BS] += beta * s
@@ -216,7 +220,8 @@ def _told(t: int, beta: float, j: int, y: float, params: np.ndarray, cand: np.nd
     total[j] += 1.0 * y
     for c in range(introduced):
         if cand[c, ACTIVE] != 0.0:
-            _add(params[8], Sigma[c], mu[c], var[c], sd[c], u, j, y)
+            at = int(cand[c, SLOT])
+            _add(params[8], Sigma[at], mu[at], var[at], sd[at], u, j, y)
     # lines 9-12 once every active candidate has been played (bounds.xi, lower_bound)
     played = True
     for c in range(introduced):
@@ -267,7 +272,7 @@ def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: n
     for k in range(count):
         t = done + k + 1
         multiplier = beta_at(t, m, beta)
-        i = _chosen(params, cand, int(state[INTRODUCED]))
+        i = int(cand[_chosen(params, cand, int(state[INTRODUCED])), SLOT])
         arm, best = 0, -math.inf
         for j in range(m):
             score = sd[i, j] * multiplier + mu[i, j]
