@@ -155,10 +155,11 @@ def test_without_numba_the_loop_gives_the_same_run(tmp_path):
 
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path):
-    """A 10^6-call A-GP-UCB unit (theta constant for 22,026 calls, then a refit a call), killed
+    """A 3 x 10^5-call A-GP-UCB unit (theta constant for 22,026 calls, then a refit a call), killed
     after its process touched the call file, at up to 20 random moments (up to 0.1 of an
-    undisturbed warm run's wall time), then resumed: the same files."""
-    config = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("gp-ucb",), budget=1_000_000,
+    undisturbed warm run's wall time), then resumed: the same files. (At 10^6 calls, 20 kills
+    took 158 s of wall time, too long for the suite; the closing note of issue 21 has it.)"""
+    config = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("gp-ucb",), budget=300_000,
                               trials=1, algorithm_options={"gp-ucb": {"lengthscale": "a-gp-ucb"}})
     clean, killed, kills = kill_9_then_resume(config, tmp_path, most=20, pause=(0.0, 0.1),
                                               touched="calls/trial000-gp-ucb.calls")
