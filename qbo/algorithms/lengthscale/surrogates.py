@@ -106,7 +106,10 @@ class ScheduleSurrogate(_CachedDirect):
     """A-GP-UCB (Berkenkamp et al. 2019): ``theta_t = theta_0 / g(t)``, never increasing
     because g is non-decreasing; the posterior is refit on all data at theta_t each stage
     (``qbo.algorithms.gp_ucb_schedule`` runs gp-ucb's rounds on it as a compiled loop that
-    refits only where theta_t changes)."""
+    refits only where theta_t changes). As in seed 001's experiments (Sec. 5: one UCB
+    acquisition, the methods differing only in how they pick the length scale), beta is the
+    policy's; Berkenkamp et al.'s theory also grows the norm bound in beta with g(t), which
+    qbo does not."""
 
     def lengthscale(self, t: int) -> float:
         return self.settings.theta0 / self.settings.g(t)
