@@ -4,8 +4,8 @@ The grid (``bench/noise_grid.py``) runs each amplitude once; a miss there says l
 whether that amplitude is one where the interval under-covers. This runs ``--seeds`` executor
 seeds at each of ``--amplitudes`` on one snapshot x oracle and prints, per amplitude, the
 misses, the coverage with its Wilson 95% lower bound, the runs that stopped under ``--early``
-honest calls and the misses among them, the mean calls, and the mean |estimate - a| in units
-of the reported half-width. Same exact channels and binomial sampling as the grid
+honest calls and the misses among them, the runs reporting ``reached_epsilon`` and the misses
+among them, the mean calls, and the mean |estimate - a| in units of the reported half-width. Same exact channels and binomial sampling as the grid
 (``bench/noise.py``); ``--method`` and the budget knobs as the grid gives them (``auto``: eps
 and the budget as ``max_calls``; ``mlae``: eps 1e-4 unless given).
 
@@ -47,10 +47,10 @@ def main() -> None:
     print(f"{args.snapshot} {args.oracle} {args.method} max_calls {args.budget:.0f} eps {args.eps}: "
           f"{args.seeds} executor seeds per amplitude; early = under {args.early} calls", flush=True)
     print(f"{'a':>7s} {'miss':>5s} {'cover':>6s} {'Wilson':>6s} {'early':>5s} {'miss|early':>10s} "
-          f"{'mean calls':>10s} {'|err|/half':>10s} {'CPU s':>6s}", flush=True)
+          f"{'reached':>7s} {'miss|rch':>8s} {'mean calls':>10s} {'|err|/half':>10s} {'CPU s':>6s}", flush=True)
     for a, oracle in zip(amps, oracles):
         cpu = time.process_time()
-        miss = early = miss_early = 0
+        miss = early = miss_early = reached = miss_reached = 0
         calls, rel = [], []
         for s in range(args.seeds):
             out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=7_000_000 + s))
@@ -59,11 +59,13 @@ def main() -> None:
             miss += not hit
             early += short
             miss_early += short and not hit
+            reached += out.reached_epsilon
+            miss_reached += out.reached_epsilon and not hit
             calls.append(out.oracle_calls)
             half = 0.5 * (out.ci_high - out.ci_low)
             rel.append(abs(out.value - oracle.mean) / half if half > 0 else np.inf)
         print(f"{a:7.4f} {miss:5d} {1 - miss / args.seeds:6.1%} {wilson_lower(args.seeds - miss, args.seeds):6.1%} "
-              f"{early:5d} {miss_early:10d} {np.mean(calls):10.0f} {np.mean(rel):10.2f} "
+              f"{early:5d} {miss_early:10d} {reached:7d} {miss_reached:8d} {np.mean(calls):10.0f} {np.mean(rel):10.2f} "
               f"{time.process_time() - cpu:6.0f}", flush=True)
 
 
