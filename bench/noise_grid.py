@@ -102,7 +102,8 @@ def run_method(estimator, oracles: list, model: DeviceModel, seed: int, label: s
 
 def miss_line(label: str, a: float, out) -> str:
     """One uncovered run: the amplitude, the estimate and interval, the miss in units of the
-    half-width (distance of ``a`` past the near end / half-width), the calls, the method that ran
+    half-width (distance of ``a`` past the near end / half-width), the calls, whether it reported
+    ``reached_epsilon``, the method that ran
     (auto's choice), the deepest power, and MLAE's fit (A0, r, offset, dispersion phi, gof p)."""
     d = out.diagnostics
     half = 0.5 * (out.ci_high - out.ci_low)
@@ -112,7 +113,8 @@ def miss_line(label: str, a: float, out) -> str:
                    if isinstance(d.get(k), float))
     return (f"   miss {label} a={a:.5f} value={out.value:.5f} [{out.ci_low:.5f}, {out.ci_high:.5f}] "
             f"past/half={past / half if half > 0 else math.inf:.2f} (value-a)/half="
-            f"{(out.value - a) / half if half > 0 else math.inf:+.2f} calls={out.oracle_calls} ran={ran} "
+            f"{(out.value - a) / half if half > 0 else math.inf:+.2f} calls={out.oracle_calls} "
+            f"reached={bool(out.reached_epsilon)} ran={ran} "
             f"k_max={max((r.k for r in out.rounds), default=0)} {fit}")
 
 
