@@ -25,16 +25,18 @@ each side's whole child at T = 100 with an empty ``NUMBA_CACHE_DIR`` (cold) and 
 warm cache. (An earlier version of this bench compared qbo's whole process with the
 reference's loop alone, which charged python's and numpy's start to qbo only.)
 
-    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ucb-cholesky,gp-ts,linucb,gp-ucb-rff]
+    python bench/scale.py [--learners thompson,thompson-gaussian,kl-ucb,gp-ucb,gp-ucb-cholesky,gp-ts,linucb,gp-ucb-rff,
+                          gp-ucb-a-gp-ucb,gp-ucb-lb,tv-gp-ucb,tv-gp-ucb-forgetting]
                           [--horizons 1e4,1e5,1e6]
-    OPENBLAS_NUM_THREADS=1 python bench/scale.py --learners gp-ucb-lb,gp-ucb-a-gp-ucb,gp-ucb-mle \
-                          --horizons 1e3,1e4,1e5
+    OPENBLAS_NUM_THREADS=1 python bench/scale.py --learners gp-ucb-a-gp-ucb,gp-ucb-lb --horizons 1e5,1e6
 
 ``gp-ucb-cholesky`` is gp-ucb on the Cholesky posterior (``model="exact-cholesky"``,
 ``qbo.algorithms.gp_ucb_cholesky``); its reference keeps the same O(m s) posterior as an
-inverse (bench/scale_reference.py). The last three are gp-ucb's compact units without a kernel
-of their own (stepped in Python, ``qbo.algorithms.gp_ucb_steps``), against gp-ucb's rank-one
-reference with a fixed length scale (for an adaptive length scale, what the GP alone costs).
+inverse (bench/scale_reference.py). ``gp-ucb-a-gp-ucb`` (``qbo.algorithms.gp_ucb_schedule``)
+and ``gp-ucb-lb`` (``qbo.algorithms.gp_ucb_balanced``) are gp-ucb with A-GP-UCB's and
+LB-GP-UCB's length scales, each against a reference of the same algorithm. ``gp-ucb-mle`` is
+a compact unit without a kernel of its own (stepped in Python, ``qbo.algorithms.gp_ucb_steps``),
+against gp-ucb's rank-one reference with a fixed length scale (what the GP alone costs).
     python bench/speed.py --sections scale
 """
 
@@ -61,20 +63,21 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "linucb": ("linucb", {}),
     "gp-ucb-rff": ("gp-ucb", {"model": "rff"}),
     "gp-ucb-cholesky": ("gp-ucb", {"model": "exact-cholesky"}),  # qbo.algorithms.gp_ucb_cholesky
-    # compact units stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of their own
-    "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),
-    "gp-ucb-a-gp-ucb": ("gp-ucb", {"lengthscale": "a-gp-ucb"}),
+    "gp-ucb-a-gp-ucb": ("gp-ucb", {"lengthscale": "a-gp-ucb"}),  # qbo.algorithms.gp_ucb_schedule
+    "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),  # qbo.algorithms.gp_ucb_balanced
+    "tv-gp-ucb": ("tv-gp-ucb", {}),  # qbo.algorithms.tv_gp_ucb_kernel; eps = 0 on a static problem
+    "tv-gp-ucb-forgetting": ("tv-gp-ucb", {"eps": 0.01}),  # the seed's forgetting rate
+    # a compact unit stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of its own
     "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
 }
 DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb",
-                    "gp-ucb-rff")
+                    "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb", "tv-gp-ucb", "tv-gp-ucb-forgetting")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
-MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-lb": 10**5, "gp-ucb-a-gp-ucb": 10**4,
-         "gp-ucb-mle": 10**3}
+MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-mle": 10**3}
 # the reference of a learner without its own: gp-ucb's rank-one loop with the fixed length scale
 # (a lower bound of what an adaptive length scale costs)
-REFERENCE = {name: "gp-ucb" for name in ("gp-ucb-lb", "gp-ucb-a-gp-ucb", "gp-ucb-mle")}
+REFERENCE = {"gp-ucb-mle": "gp-ucb"}
 
 
 def _config(learner: str, budget: int) -> dict:
@@ -123,15 +126,35 @@ def reference_params(learner: str, path: Path) -> None:
 
     from qbo.experiments.assembly import make_policy_for, problem_for_trial
     from qbo.experiments.config import ExperimentConfig
+    from qbo.gp.forgetting import decay
 
     learner = REFERENCE.get(learner, learner)
     config = ExperimentConfig(**{**_config(learner, 100), "algorithms": (LEARNERS[learner][0],)})
     problem = problem_for_trial(config, 0)
     means = np.asarray(problem.means, dtype=float)
     params = {"means": means, "gaps": np.array([float(problem.regret(i)) for i in range(means.shape[0])])}
-    if learner in ("gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb", "gp-ucb-rff"):
+    if learner not in ("thompson", "thompson-gaussian", "kl-ucb"):
         policy = make_policy_for(config, LEARNERS[learner][0], problem)
-    if learner == "gp-ucb-cholesky":  # the kernel matrix the Cholesky posterior evaluates column by column
+    if LEARNERS[learner][0] == "gp-ucb" and learner != "gp-ucb-rff":  # the policy's beta, as the reference reads it
+        beta = policy.config.beta
+        params |= {"bmode": {"theorem1": 0, "practical": 1, "bogunovic": 2}.get(beta, 3) if isinstance(beta, str) else 3,
+                   "bconst": 0.0 if isinstance(beta, str) else float(beta), "bscale": policy.config.beta_scale}
+        if isinstance(beta, str) and beta not in ("theorem1", "practical", "bogunovic"):
+            raise SystemExit(f"the GP-UCB references have no beta schedule {beta!r}")
+    if learner.startswith("tv-gp-ucb"):
+        if policy.config.beta != "bogunovic":
+            raise SystemExit(f"the TV-GP-UCB reference has Bogunovic et al.'s beta only, got {policy.config.beta!r}")
+        post = policy.posterior
+        params |= {"K": post.kernel_matrix, "lam": post.lam, "a": decay(post.eps, 1.0)}
+    if learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
+        s = policy.surrogate.settings
+        if s.kernel != "se":
+            raise SystemExit(f"the length-scale references have the SE kernel only, got {s.kernel!r}")
+        params |= {"X": s.arms, "lam": s.lam, "delta": policy.config.delta, "theta0": s.theta0, "t0": s.t0,
+                   "power": s.power, "scale": s.outputscale}
+        if learner == "gp-ucb-lb":
+            params |= {"norm": policy.surrogate.norm, "noise": policy.surrogate.noise_var}
+    elif learner == "gp-ucb-cholesky":  # the kernel matrix the Cholesky posterior evaluates column by column
         model = policy.surrogate.model
         params |= {"K": model.kernel(model.arms, model.arms), "lam": policy.lam, "delta": policy.config.delta}
     elif learner == "gp-ucb":
@@ -185,7 +208,7 @@ def scale(learners: list[str], horizons: list[int]) -> None:
           "(python, numpy, numba, its cached kernel, the loop); ratio: loop s / ref s; ratio (all): CPU s / ref all")
     capped = {k: v for k, v in MAX_T.items() if k in learners and any(h > v for h in horizons)}
     if capped:
-        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call, the others are "
+        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call, mle is "
               f"stepped in Python): {capped}")
     print("\nnumba's compile, whole-child CPU s at T = 100: cold (an empty NUMBA_CACHE_DIR, every kernel compiles) "
           "and warm (the on-disk cache, as in the table)")
@@ -198,11 +221,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default=",".join(DEFAULT_LEARNERS), help=f"of {','.join(LEARNERS)}")
     parser.add_argument("--horizons", default="1e4,1e5,1e6")
+    parser.add_argument("--uncapped", action="store_true", help="run every horizon, MAX_T's caps ignored")
     parser.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         run_child(*args.child)
     else:
+        if args.uncapped:
+            MAX_T.clear()
         scale(args.learners.split(","), [int(float(h)) for h in args.horizons.split(",")])
 
 

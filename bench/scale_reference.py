@@ -5,7 +5,10 @@ numba, run in a process of its own that imports numpy and numba only (never qbo)
 
 PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run the same
 arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
-``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``. Prints one JSON line: ``cpu``, the loop's CPU
+``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``, and for A-GP-UCB the arm points ``X``
+and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``, for TV-GP-UCB
+``a`` = (1 - eps)^{1/2}, and for the GP-UCB policies their beta schedule ``bmode``,
+``bconst``, ``bscale`` (``ucb_beta``). Prints one JSON line: ``cpu``, the loop's CPU
 seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
 or a compile where the cache is cold); ``regret``.
 
@@ -26,6 +29,20 @@ import time
 
 import numba
 import numpy as np
+
+
+@numba.njit(cache=True)
+def ucb_beta(t, m, delta, mode, const, scale):
+    """The multiplier of sigma at round t of the policy's schedule: mode 0 Srinivas et al.'s
+    theorem 1, sqrt(2 ln(m t^2 pi^2 / (6 delta)) / scale); 1 ``1 + ln t``; 2 Bogunovic et al.'s
+    sqrt(max(0.8 ln(0.4 t), 0)); 3 the constant ``const``."""
+    if mode == 0:
+        return math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0) / scale)
+    if mode == 1:
+        return 1.0 + math.log(t)
+    if mode == 2:
+        return math.sqrt(max(0.8 * math.log(0.4 * t), 0.0))
+    return const
 
 
 @numba.njit(cache=True)
@@ -95,13 +112,13 @@ def kl_ucb(means, gaps, budget, seed):
     return regret
 
 @numba.njit(cache=True)
-def gp_ucb(means, gaps, budget, seed, K, lam, delta):
+def gp_ucb(means, gaps, budget, seed, K, lam, delta, bmode, bconst, bscale):
     np.random.seed(seed)
     m = means.shape[0]
     Sigma, mu, u = K.copy(), np.zeros(m), np.zeros(m)
     regret = 0.0
     for t in range(1, budget + 1):
-        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
@@ -120,8 +137,44 @@ def gp_ucb(means, gaps, budget, seed, K, lam, delta):
     return regret
 
 @numba.njit(cache=True)
-def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
-    """GP-UCB (theorem-1 beta) on the exact posterior in O(m s) work a call for s distinct observed
+def tv_gp_ucb(means, gaps, budget, seed, K, lam, a):
+    """TV-GP-UCB (Bogunovic et al. 2016; beta_t = sqrt(max(0.8 ln(0.4 t), 0))) on the posterior
+    covariance: score one step ahead (mean a mu, variance a^2 Sigma_ii + (1 - a^2) K_ii), then
+    the AR(1) predict Sigma <- a^2 Sigma + (1 - a^2) K, mu <- a mu (skipped when a = 1, no
+    forgetting), then the rank-one update, O(m^2) a call."""
+    np.random.seed(seed)
+    m = means.shape[0]
+    Sigma, mu, u = K.copy(), np.zeros(m), np.zeros(m)
+    aa = a * a
+    regret = 0.0
+    for t in range(1, budget + 1):
+        beta = math.sqrt(max(0.8 * math.log(0.4 * t), 0.0))
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = a * mu[i] + beta * math.sqrt(max(aa * Sigma[i, i] + (1.0 - aa) * K[i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        if a != 1.0:
+            for j in range(m):
+                mu[j] *= a
+                for k in range(m):
+                    Sigma[j, k] = aa * Sigma[j, k] + (1.0 - aa) * K[j, k]
+        for j in range(m):
+            u[j] = Sigma[arm, j]
+        c = 1.0 / (lam + u[arm])
+        r = y - mu[arm]
+        for j in range(m):
+            mu[j] += c * r * u[j]
+            for k in range(m):
+                Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
+
+@numba.njit(cache=True)
+def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta, bmode, bconst, bscale):
+    """GP-UCB (the policy's beta, ``ucb_beta``) on the exact posterior in O(m s) work a call for s distinct observed
     arms, without an m x m covariance: P = (K_UU + lam diag(1/n_U))^-1 (s x s; Sherman-Morrison
     at a repeat, bordering at a new arm) and the kernel rows K_U (s x m) give the column
     Sigma e_j = K e_j - K_U^T P K_U e_j, O(s^2 + m s); the mean and variance at every arm
@@ -138,7 +191,7 @@ def gp_ucb_cholesky(means, gaps, budget, seed, K, lam, delta):
     h, c, u = np.zeros(m), np.zeros(m), np.zeros(m)
     s, regret = 0, 0.0
     for t in range(1, budget + 1):
-        beta = math.sqrt(max(2.0 * math.log(m * t * t * math.pi ** 2 / (6.0 * delta)), 0.0))
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
         arm, top = 0, -np.inf
         for i in range(m):
             x = mu[i] + beta * math.sqrt(max(var[i], 0.0))
@@ -272,14 +325,207 @@ def feature_ucb(means, gaps, budget, seed, P, lam, linear, R, S, L, delta):
         regret += gaps[arm]
     return regret
 
+@numba.njit(cache=True)
+def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, bmode, bconst, bscale):
+    """A-GP-UCB (the policy's beta, SE kernel): GP-UCB with length scale theta_0 / max(t0, t^power)
+    on the exact posterior of the per-arm counts and sums. Where the length scale changes, the
+    m x m kernel matrix and the posterior covariance are formed afresh from the counts and sums
+    (B = K_UU + lam diag(1/n_U) = R R^T, C = R^-1 K_U, Sigma = K - C^T C, mu = C^T R^-1 ybar_U,
+    O(m^2 u + u^3)); where the next round keeps it, the round's reward updates Sigma and mu by
+    the rank-one Kalman step, O(m^2). (A covariance where qbo keeps a Cholesky factor of the
+    observed arms: the same posterior and cost class at 20 arms, written independently.)"""
+    np.random.seed(seed)
+    m, d = X.shape
+    D2 = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            acc = 0.0
+            for c in range(d):
+                acc += (X[i, c] - X[j, c]) ** 2
+            D2[i, j] = acc
+    count, total = np.zeros(m), np.zeros(m)
+    K, Sigma, mu, u = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m)
+    R, C, h, U = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m, dtype=np.int64)
+    g_now, regret = -1.0, 0.0
+    for t in range(1, budget + 1):
+        g = max(t0, float(t) ** power)
+        if g != g_now:
+            g_now = g
+            inv2 = 0.5 / (theta0 / g) ** 2
+            for i in range(m):
+                for j in range(m):
+                    K[i, j] = scale * math.exp(-D2[i, j] * inv2)
+            nu = 0
+            for i in range(m):
+                if count[i] > 0:
+                    U[nu] = i
+                    nu += 1
+            for a in range(nu):  # R R^T = K_UU + lam diag(1/n_U)
+                for b in range(a + 1):
+                    x = K[U[a], U[b]] + (lam / count[U[a]] if a == b else 0.0)
+                    for k in range(b):
+                        x -= R[a, k] * R[b, k]
+                    R[a, b] = math.sqrt(x) if a == b else x / R[b, b]
+            for a in range(nu):  # C = R^-1 K_U, h = R^-1 ybar_U
+                for j in range(m):
+                    x = K[U[a], j]
+                    for k in range(a):
+                        x -= R[a, k] * C[k, j]
+                    C[a, j] = x / R[a, a]
+                x = total[U[a]] / count[U[a]]
+                for k in range(a):
+                    x -= R[a, k] * h[k]
+                h[a] = x / R[a, a]
+            for i in range(m):
+                x = 0.0
+                for a in range(nu):
+                    x += C[a, i] * h[a]
+                mu[i] = x
+                for j in range(m):
+                    x = K[i, j]
+                    for a in range(nu):
+                        x -= C[a, i] * C[a, j]
+                    Sigma[i, j] = x
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[i] + beta * math.sqrt(max(Sigma[i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        count[arm] += 1.0
+        total[arm] += y
+        if max(t0, float(t + 1) ** power) == g_now:  # the next round keeps the length scale
+            for j in range(m):
+                u[j] = Sigma[arm, j]
+            c = 1.0 / (lam + u[arm])
+            r = y - mu[arm]
+            for j in range(m):
+                mu[j] += c * r * u[j]
+                for k in range(m):
+                    Sigma[j, k] -= c * u[j] * u[k]
+        regret += gaps[arm]
+    return regret
+
+
+@numba.njit(cache=True)
+def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, norm, noise, bmode, bconst, bscale):
+    """LB-GP-UCB (Ziomek et al. 2024 Alg. 1; the policy's beta, SE kernel): one exact GP per
+    candidate length scale theta_0 e^{-i/d} (an m x m covariance, a rank-one Kalman step a
+    round for each active one), the regret-balancing choice of line 3 with
+    R(n) = sqrt(n) (B sqrt(gamma) + gamma), gamma = theta^-d log(n)^{d+1}, B = (theta_0/theta)^{d/2} N,
+    line 12's elimination with xi_t of Thm 4.1, and a candidate introduced while
+    q(l + 1) >= theta_0 / g(t), fit on the per-arm counts and sums (one weighted Kalman step an
+    observed arm)."""
+    np.random.seed(seed)
+    m, d = X.shape
+    D2 = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            acc = 0.0
+            for c in range(d):
+                acc += (X[i, c] - X[j, c]) ** 2
+            D2[i, j] = acc
+    most = 64
+    Sig, mu = np.zeros((most, m, m)), np.zeros((most, m))
+    theta, used, ysum, bsum, alive = np.zeros(most), np.zeros(most), np.zeros(most), np.zeros(most), np.zeros(most)
+    count, total, u = np.zeros(m), np.zeros(m), np.zeros(m)
+    k, regret = 0, 0.0
+    for t in range(0, budget + 1):
+        # introduce (t = 0: theta_0; then lines 14-16 after round t's tell)
+        g = max(t0, float(max(t, 1)) ** power)
+        if t == 0 or theta0 * math.exp(-k / d) >= theta0 / g * (1.0 - 1e-12):
+            theta[k], alive[k] = theta0 * math.exp(-k / d), 1.0
+            inv2 = 0.5 / theta[k] ** 2
+            for i in range(m):
+                mu[k, i] = 0.0
+                for j in range(m):
+                    Sig[k, i, j] = scale * math.exp(-D2[i, j] * inv2)
+            for a in range(m):
+                if count[a] > 0:
+                    w = count[a]
+                    for j in range(m):
+                        u[j] = Sig[k, a, j]
+                    c = w / (lam + w * u[a])
+                    r = total[a] / count[a] - mu[k, a]
+                    for i in range(m):
+                        mu[k, i] += c * r * u[i]
+                        for j in range(m):
+                            Sig[k, i, j] -= c * u[i] * u[j]
+            k += 1
+        if t == budget:
+            break
+        t1 = t + 1
+        best, pick = np.inf, 0
+        for q in range(k):
+            if alive[q] > 0:
+                n = used[q] + 1.0
+                gamma = theta[q] ** (-d) * math.log(n) ** (d + 1)
+                bound = math.sqrt(n) * ((theta0 / theta[q]) ** (d / 2.0) * norm * math.sqrt(gamma) + gamma)
+                if bound < best:
+                    best, pick = bound, q
+        beta = ucb_beta(t1, m, delta, bmode, bconst, bscale)
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[pick, i] + beta * math.sqrt(max(Sig[pick, i, i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        used[pick] += 1.0
+        ysum[pick] += y
+        bsum[pick] += beta * math.sqrt(max(Sig[pick, arm, arm], 0.0))
+        count[arm] += 1.0
+        total[arm] += y
+        for q in range(k):
+            if alive[q] > 0:
+                for j in range(m):
+                    u[j] = Sig[q, arm, j]
+                c = 1.0 / (lam + u[arm])
+                r = y - mu[q, arm]
+                for i in range(m):
+                    mu[q, i] += c * r * u[i]
+                    for j in range(m):
+                        Sig[q, i, j] -= c * u[i] * u[j]
+        ready = True
+        for q in range(k):
+            if alive[q] > 0 and used[q] == 0:
+                ready = False
+        if ready:
+            g1 = max(t0, float(t1) ** power)
+            xi = 2.0 * noise * math.log(max(d * math.log(max(g1, 1.0)), 1.0) * math.pi ** 2 * t1 * t1 / (3.0 * delta))
+            top = -np.inf
+            for q in range(k):
+                if alive[q] > 0:
+                    top = max(top, ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q]))
+            for q in range(k):
+                if alive[q] > 0:
+                    low = ysum[q] / used[q] - math.sqrt(max(xi, 0.0) / used[q])
+                    if low + 2.0 * bsum[q] / used[q] < top:
+                        alive[q] = 0.0
+        regret += gaps[arm]
+    return regret
+
 
 def main() -> None:
     learner, budget, params = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3])
     means, gaps = params["means"], params["gaps"]
-    if learner == "gp-ucb-cholesky":
-        run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+    # the GP-UCB policies' beta schedule (``ucb_beta``): mode, constant, theorem 1's scale
+    beta = (int(params["bmode"]), float(params["bconst"]), float(params["bscale"])) if "bmode" in params else ()
+    if learner == "gp-ucb-lb":
+        run = lambda b: lb_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                  float(params["theta0"]), float(params["t0"]), float(params["power"]),
+                                  float(params["scale"]), float(params["norm"]), float(params["noise"]), *beta)
+    elif learner == "gp-ucb-a-gp-ucb":
+        run = lambda b: a_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                 float(params["theta0"]), float(params["t0"]), float(params["power"]),
+                                 float(params["scale"]), *beta)
+    elif learner.startswith("tv-gp-ucb"):
+        run = lambda b: tv_gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["a"]))  # noqa: E731
+    elif learner == "gp-ucb-cholesky":
+        run = lambda b: gp_ucb_cholesky(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                        *beta)
     elif learner == "gp-ucb":
-        run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]))  # noqa: E731
+        run = lambda b: gp_ucb(means, gaps, b, 1, params["K"], float(params["lam"]), float(params["delta"]), *beta)  # noqa: E731
     elif learner == "gp-ts":
         run = lambda b: gp_ts(means, gaps, b, 1, params["K"], float(params["lam"]))  # noqa: E731
     elif learner in ("linucb", "gp-ucb-rff"):

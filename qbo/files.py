@@ -17,9 +17,11 @@
   commit, the run folder's lock released) runs to its end.
   A signal that lands where Python cannot raise (a weakref callback such as importlib's
   module-lock clean-up, a ``__del__``, a ctypes callback) would be printed as "Exception
-  ignored" and lost; ``sys.unraisablehook`` catches that ``Interrupted`` instead, holds its
-  signal and raises it at the end of the next ``uninterrupted`` block (every journal and file
-  write is one), or at the next signal.
+  ignored" and lost; ``sys.unraisablehook`` catches that ``Interrupted`` instead and holds its
+  signal, which comes again a millisecond later (a SIGALRM tick; a deadline's timer is put
+  back after it) or at the end of an ``uninterrupted`` block, whichever is first. A signal
+  that lands in importlib's own frames is held the same way without being raised there (its
+  module-lock callback takes the global import lock before its ``try``).
 - ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
   so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
   exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
@@ -75,44 +77,71 @@ class _Deferral:
             raise Interrupted(self.pending)
 
     def handle(self, signum: int, frame: object) -> None:
+        if signum == signal.SIGALRM and _alarm.ticking:  # the tick of a held signal (``hold``), not a deadline
+            _alarm.untick()
+            if self.pending is None:
+                return
+            signum = self.pending
         if self.raised:
             return
         if self.depth:
             self.pending = signum
             return
+        if _in_import_machinery(frame):  # between its lock's acquire and its try: raising would leave it held
+            self.pending = signum
+            _alarm.tick()
+            return
         self.raised = True
         raise Interrupted(signum)
+
+    def hold(self, signum: int) -> None:
+        """``Interrupted(signum)`` was raised where Python cannot raise it and was lost: hold
+        the signal as a block would, and deliver it again after ``TICK_S`` (``_Alarm.tick``)."""
+        self.pending = signum
+        _alarm.tick()
+        self.raised = False  # last: a signal before this line is absorbed, one after raises
+
+
+def _in_import_machinery(frame: Any) -> bool:
+    """The handler runs in importlib's own code (not a module's body that an import runs)."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib.")
 
 
 uninterrupted = _Deferral()
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+TICK_S = 1e-3  # a held signal comes again this long after it was lost
 
 
 def _held_if_lost(unraisable: Any, fallback: Any = sys.__unraisablehook__) -> None:
     """``sys.unraisablehook`` under ``interruptible`` and ``deadline``: an ``Interrupted`` that
     the handler raised where Python cannot raise it (a weakref callback, ``__del__``, a ctypes
-    callback) is not printed but held, as a signal inside an ``uninterrupted`` block is; the
-    end of the next such block raises it. Anything else goes to the previous hook."""
-    exc = unraisable.exc_value
-    if isinstance(exc, Interrupted) and uninterrupted.raised:
-        uninterrupted.pending = exc.signum
-        uninterrupted.raised = False  # last: a signal before this line is absorbed, one after raises
-        return
-    fallback(unraisable)
+    callback) is not printed but held and delivered again (``_Deferral.hold``); so is one raised
+    in this hook or the hook it passes everything else to."""
+    try:
+        exc = unraisable.exc_value
+        if isinstance(exc, Interrupted) and uninterrupted.raised:
+            uninterrupted.hold(exc.signum)
+            return
+        fallback(unraisable)
+    except Interrupted as exc:
+        if uninterrupted.raised:
+            uninterrupted.hold(exc.signum)
 
 
 @contextlib.contextmanager
 def _holding_lost_signals() -> Iterator[None]:
-    """Install ``_held_if_lost`` (over whatever hook is in force) for the block; nestable."""
+    """Install ``_held_if_lost`` (over whatever hook is in force) for the block; nestable.
+    The hook in force afterwards is the previous one, unless someone replaced ours meanwhile."""
     previous = sys.unraisablehook
-    if getattr(previous, "func", None) is _held_if_lost:
+    if isinstance(previous, functools.partial) and previous.func is _held_if_lost:
         yield
         return
-    sys.unraisablehook = functools.partial(_held_if_lost, fallback=previous)
+    ours = sys.unraisablehook = functools.partial(_held_if_lost, fallback=previous)
     try:
         yield
     finally:
-        sys.unraisablehook = previous
+        if sys.unraisablehook is ours:
+            sys.unraisablehook = previous
 
 
 @contextlib.contextmanager
@@ -126,34 +155,60 @@ def interruptible(final: bool = False) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
-    if final:
-        _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
-    try:
-        with _holding_lost_signals():
-            yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_IGN if final else handler)
-        uninterrupted.pending, uninterrupted.raised = None, False
+    with _holding_lost_signals():  # the hook is in force whenever the handlers are
+        previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
         if final:
-            _alarm.origin = None
+            _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
+        try:
+            yield
+        finally:
+            _alarm.untick()
+            for signum, handler in previous.items():
+                signal.signal(signum, signal.SIG_IGN if final else handler)
+            uninterrupted.pending, uninterrupted.raised = None, False
+            if final:
+                _alarm.origin = None
 
 
 TIMED_OUT_EXIT = 124  # the command ran past its --timeout (as coreutils ``timeout`` exits)
 
 
 class _Alarm:
-    """The one ``deadline`` in force: its length and when it ends (``time.monotonic``)."""
+    """The one ``deadline`` in force: its length and when it ends (``time.monotonic``); and the
+    tick that delivers a held signal again (``_Deferral.hold``), with the SIGALRM handler and
+    timer it replaced for its millisecond (a deadline's, or anyone's), put back when it ends."""
 
     def __init__(self) -> None:
         self.seconds: float | None = None
         self.ends: float | None = None
         self.origin: float | None = None  # when the ``qbo`` command started (``interruptible(final=True)``)
+        self.ticking = False
+        self._replaced: tuple[Any, float, float] = (signal.SIG_DFL, 0.0, 0.0)  # handler, timer left, when
 
     def left(self) -> float | None:
         """Seconds until the deadline (never negative), or None without one."""
         return None if self.ends is None else max(0.0, self.ends - time.monotonic())
+
+    def tick(self) -> None:
+        """SIGALRM through ``uninterrupted.handle`` in ``TICK_S`` (main thread)."""
+        if not self.ticking:
+            handler = signal.signal(signal.SIGALRM, uninterrupted.handle)
+            left, _ = signal.setitimer(signal.ITIMER_REAL, TICK_S)
+            self._replaced, self.ticking = (handler, left, time.monotonic()), True
+        else:
+            signal.setitimer(signal.ITIMER_REAL, TICK_S)
+
+    def untick(self) -> None:
+        """End the tick: the handler and the timer it replaced come back (a timer that would
+        have fired meanwhile fires at once)."""
+        if not self.ticking:
+            return
+        self.ticking = False
+        handler, left, since = self._replaced
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if left > 0.0:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - since), 1e-6))
 
 
 _alarm = _Alarm()
@@ -170,25 +225,31 @@ def deadline(seconds: float | None) -> Iterator[None]:
     (``interruptible(final=True)``; without it, of entering the block): then SIGALRM raises
     ``Interrupted`` (``timed_out``, exit code ``TIMED_OUT_EXIT``), outside ``uninterrupted``
     blocks only, so what was written stays complete and resumable. In the main thread only
-    (elsewhere there is no limit); not nestable."""
+    (elsewhere there is no limit); not nestable. A SIGALRM still held when the block ends is
+    dropped: the block's work is done."""
     if seconds is None or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
-    now = time.monotonic()
-    _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
-    signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
-    try:
-        with _holding_lost_signals():
-            yield
-    finally:
+    with _holding_lost_signals():
+        previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
+        now = time.monotonic()
+        _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
+        signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
         try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            yield
         finally:
-            signal.signal(signal.SIGALRM, previous)
-            _alarm.seconds = _alarm.ends = None
-            if signal.getsignal(signal.SIGINT) != uninterrupted.handle:  # not inside ``interruptible``, which resets it
-                uninterrupted.pending, uninterrupted.raised = None, False
+            try:
+                _alarm.untick()
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            finally:
+                signal.signal(signal.SIGALRM, previous)
+                _alarm.seconds = _alarm.ends = None
+                if uninterrupted.pending == signal.SIGALRM:
+                    uninterrupted.pending = None
+                if signal.getsignal(signal.SIGINT) != uninterrupted.handle:  # not inside ``interruptible``, which resets it
+                    uninterrupted.pending, uninterrupted.raised = None, False
+                elif uninterrupted.pending is not None and not uninterrupted.raised and not uninterrupted.depth:
+                    _alarm.tick()  # a held SIGINT or SIGTERM whose tick the deadline's end stopped
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

@@ -31,7 +31,8 @@ from tests.support.crash import crash_at_append
 from tests.support.stopped_runs import kill_9_then_resume
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("thompson", "kl-ucb", "gp-ucb", "gp-ts", "linucb"),
+CONFIG = ExperimentConfig(problem="synthetic-bernoulli-centred", algorithms=("thompson", "kl-ucb", "gp-ucb", "gp-ts", "linucb",
+                                                                        "tv-gp-ucb"),
                           budget=800, trials=2)
 
 
@@ -226,7 +227,7 @@ def test_without_numba_the_kernels_give_the_same_run(tmp_path, runs):
 
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path):
-    config = CONFIG.with_overrides(budget=1_000_000, trials=1, algorithms=("thompson", "gp-ucb"))
+    config = CONFIG.with_overrides(budget=1_000_000, trials=1, algorithms=("thompson", "gp-ucb", "tv-gp-ucb"))
     clean, killed, kills = kill_9_then_resume(config, tmp_path, most=20, pause=(0.3, 0.8))  # of a warm run's wall
     assert kills >= 1, "the run ended before its first kill: nothing was tested"
     assert _files(killed) == _files(clean)

@@ -27,7 +27,7 @@ from qbo.sampling import two_outcome_table
 from tests.support.crash import crash_at_append
 from tests.support.stopped_runs import kill_9_then_resume
 
-SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb"},
+SURROGATES = [{"model": "exact-cholesky"}, {"lengthscale": "a-gp-ucb"}, {"lengthscale": "lb", "model": "exact-cholesky"},
               {"lengthscale": "mle", "mle_every": 25}]
 
 
@@ -46,7 +46,9 @@ def _table(problem, executor) -> RewardTable:
     return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
 
 
-@pytest.mark.parametrize("options", SURROGATES[1:])  # the Cholesky posterior has a compiled loop
+# compiled loops: the Cholesky posterior, A-GP-UCB, LB-GP-UCB on rank-one posteriors
+# (tests/test_gp_ucb_cholesky.py, test_gp_ucb_schedule.py, test_gp_ucb_balanced.py)
+@pytest.mark.parametrize("options", SURROGATES[2:])
 def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
     config = _config(options, budget=120)
     problem = problem_for_trial(config, 0)
@@ -120,7 +122,7 @@ def test_a_crashed_cholesky_unit_resumes_to_the_same_files(runs, tmp_path, monke
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 3_000_000), ({"lengthscale": "a-gp-ucb"}, 10_000)])
+@pytest.mark.parametrize("options, budget", [({"model": "exact-cholesky"}, 3_000_000)])  # A-GP-UCB: test_gp_ucb_schedule.py
 def test_kill_9_at_random_moments_then_resume_gives_the_same_files(tmp_path, options, budget):
     """Each kill lands while the unit runs: after its process touched the call file, at a random
     moment (up to 0.15 of an undisturbed warm run's wall time)."""

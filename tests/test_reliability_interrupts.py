@@ -18,7 +18,8 @@ import pytest
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.runner import run_experiment
-from qbo.files import Interrupted, interruptible, uninterrupted
+from qbo import files as files_module
+from qbo.files import Interrupted, deadline, interruptible, uninterrupted
 from tests.support.stopped_runs import ARGS, finished_files, resume_or_restart, start_cli
 
 CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -161,11 +162,30 @@ class _Thing:
     pass
 
 
+def _lose_in_a_callback(land, context: str = "weakref"):
+    """Run ``land`` where Python cannot raise: a weakref callback or a ``__del__``."""
+    thing = _Thing()
+    if context == "weakref":
+        ref = weakref.ref(thing, land)
+    else:
+        thing.__class__ = type("Dying", (_Thing,), {"__del__": land})
+        ref = None
+    del thing
+    return ref
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
 @pytest.mark.parametrize("context", ["weakref", "del"])
-def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, context):
+def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, monkeypatch, context):
     """A signal whose handler runs inside a weakref callback (importlib's module-lock clean-up
     is one: the CI flake of 2026-11-26) or a ``__del__`` would be printed as "Exception
-    ignored" and lost. It is held instead and raised at the end of the next write."""
+    ignored" and lost. It is held instead; here (no tick for 10 s) the end of the next write raises it."""
+    monkeypatch.setattr(files_module, "TICK_S", 10.0)
     hit = []
 
     def land(*_: object) -> None:
@@ -173,12 +193,7 @@ def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, cont
         signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the callback
 
     with pytest.raises(Interrupted) as caught, interruptible():
-        thing = _Thing()
-        if context == "weakref":
-            ref = weakref.ref(thing, land)
-        else:
-            thing.__class__ = type("Dying", (_Thing,), {"__del__": land})
-        del thing
+        ref = _lose_in_a_callback(land, context)
         assert hit and uninterrupted.pending == signal.SIGINT and not uninterrupted.raised
         done = False
         with uninterrupted:
@@ -186,22 +201,96 @@ def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, cont
     assert done and caught.value.exit_code == 130
     assert capfd.readouterr().err == ""
     assert uninterrupted.pending is None and not uninterrupted.raised  # interruptible reset it
-    if context == "weakref":
-        assert ref() is None
+    assert ref is None or ref() is None
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the tick was stopped with the context
+
+
+def test_a_held_signal_comes_again_within_a_tick_without_any_write(capfd):
+    """No write follows (a job poll loop, a long computation): the tick delivers it."""
+    with pytest.raises(Interrupted) as caught, interruptible():
+        _lose_in_a_callback(lambda _: signal.raise_signal(signal.SIGTERM))
+        start = time.monotonic()
+        _spin(5.0)
+    assert time.monotonic() - start < 1.0 and caught.value.exit_code == 143
+    assert capfd.readouterr().err == "" and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+
+
+def test_a_deadline_that_lands_in_a_callback_still_times_the_command_out(capfd):
+    """--timeout's SIGALRM fires once: lost in a callback, it would let the command run on."""
+    with pytest.raises(Interrupted) as caught, interruptible(), deadline(0.05):
+        start = time.monotonic()
+        _lose_in_a_callback(lambda _: _spin(0.3))  # the alarm fires while the callback runs
+        _spin(5.0)
+    assert time.monotonic() - start < 1.0
+    assert caught.value.timed_out and caught.value.exit_code == 124
+    assert capfd.readouterr().err == ""
+
+
+def test_a_signal_held_during_a_deadline_restores_the_deadlines_timer(monkeypatch):
+    """The tick borrows SIGALRM for a millisecond; the deadline's timer comes back after it."""
+    with interruptible(), deadline(30.0):
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        with pytest.raises(Interrupted) as caught:
+            _lose_in_a_callback(lambda _: signal.raise_signal(signal.SIGINT))
+            _spin(5.0)
+        assert caught.value.exit_code == 130
+        assert 0.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= left
+        assert signal.getsignal(signal.SIGALRM) == uninterrupted.handle
+
+
+def test_a_deadline_held_past_its_block_is_dropped(monkeypatch):
+    """The block's work is done: a SIGALRM held at its end neither raises later nor claims 142."""
+    monkeypatch.setattr(files_module, "TICK_S", 10.0)
+    with interruptible():
+        with deadline(0.05):
+            _lose_in_a_callback(lambda _: _spin(0.3))
+            assert uninterrupted.pending == signal.SIGALRM
+        assert uninterrupted.pending is None
+        with uninterrupted:
+            pass
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_signal_landing_in_the_previous_hook_is_held_too(capfd):
+    """Our hook passes other unraisable errors on; a signal landing while that hook runs
+    (pytest's is Python code) is held as well, not printed as lost by the hook machinery."""
+    def previous(_: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    hook, sys.unraisablehook = sys.unraisablehook, previous
+    try:
+        with pytest.raises(Interrupted) as caught, interruptible():
+            _lose_in_a_callback(lambda _: 1 / 0)
+            _spin(5.0)
+    finally:
+        sys.unraisablehook = hook
+    assert caught.value.exit_code == 130 and capfd.readouterr().err == ""
+
+
+def test_a_signal_in_importlibs_own_frames_is_not_raised_there_but_a_tick_later(capfd):
+    """importlib's module-lock callback takes the import lock before its ``try``: an exception
+    raised between the two would leave the lock held. The handler holds the signal there."""
+    frames = {}
+    exec(compile("import sys\nframe = sys._getframe()", "<frozen importlib._bootstrap>", "exec"), frames)
+    with pytest.raises(Interrupted) as caught, interruptible():
+        uninterrupted.handle(signal.SIGINT, frames["frame"])  # returns: held, not raised
+        assert uninterrupted.pending == signal.SIGINT and not uninterrupted.raised
+        _spin(5.0)
+    assert caught.value.exit_code == 130 and capfd.readouterr().err == ""
 
 
 def test_other_unraisable_exceptions_still_reach_the_previous_hook():
     seen = []
-    previous, sys.unraisablehook = sys.unraisablehook, seen.append
+    hook = seen.append
+    previous, sys.unraisablehook = sys.unraisablehook, hook
     try:
         with interruptible():
-            thing = _Thing()
-            ref = weakref.ref(thing, lambda _: 1 / 0)
-            del thing
+            ref = _lose_in_a_callback(lambda _: 1 / 0)
+            assert sys.unraisablehook is not hook
+        assert sys.unraisablehook is hook  # put back on leaving
     finally:
         sys.unraisablehook = previous
     assert ref() is None and [type(u.exc_value) for u in seen] == [ZeroDivisionError]
-    assert sys.unraisablehook is previous
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, c
 from qbo.algorithms.beta import bogunovic, check_beta, practical, theorem1, theory
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
-from qbo.algorithms.lengthscale.surrogates import FixedSurrogate
+from qbo.algorithms.lengthscale.surrogates import BalancedSurrogate, FixedSurrogate, ScheduleSurrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.gp.arms import ArmPosterior, ArmStack
 from qbo.gp.cholesky import CholeskyArmPosterior
@@ -228,8 +228,10 @@ class GPUCB(_SurrogatePolicy):
         """This policy's rounds as one loop: compiled with a fixed length scale on the rank-one
         ``ArmPosterior`` (``qbo.algorithms.gp_ucb_kernel``), on the Cholesky posterior before
         its first observation (``qbo.algorithms.gp_ucb_cholesky``) or on random Fourier
-        features (``qbo.algorithms.feature_kernel``); stepped in Python on any other surrogate
-        (adaptive length scales: ``qbo.algorithms.gp_ucb_steps``)."""
+        features (``qbo.algorithms.feature_kernel``); A-GP-UCB's schedule
+        (``qbo.algorithms.gp_ucb_schedule``) and LB-GP-UCB on rank-one posteriors
+        (``qbo.algorithms.gp_ucb_balanced``) before their first observation; stepped in Python
+        on any other surrogate (MLE, LB-GP-UCB on other posteriors: ``qbo.algorithms.gp_ucb_steps``)."""
         model = self.surrogate.model if type(self.surrogate) is FixedSurrogate else None
         if type(model) is ArmPosterior:
             from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
@@ -243,6 +245,15 @@ class GPUCB(_SurrogatePolicy):
             from qbo.algorithms.feature_kernel import FeatureStepper
 
             return FeatureStepper(self, model, model.Phi, linear=False)
+        if type(self.surrogate) is ScheduleSurrogate and self.surrogate.stats.n == 0:
+            from qbo.algorithms.gp_ucb_schedule import ScheduleStepper
+
+            return ScheduleStepper(self)
+        if (type(self.surrogate) is BalancedSurrogate and self.surrogate.stats.n == 0
+                and type(self.surrogate.models[0]) is ArmPosterior):
+            from qbo.algorithms.gp_ucb_balanced import BalancedStepper
+
+            return BalancedStepper(self)
         return SurrogateStepper(self)
 
 

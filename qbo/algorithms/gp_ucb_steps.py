@@ -1,8 +1,10 @@
 """``gp-ucb``'s rounds stepped in Python where it has no compiled kernel (a ``Stepper``).
 
-``gp-ucb`` with an adaptive length scale (A-GP-UCB, MLE, LB-GP-UCB:
-``qbo.algorithms.lengthscale.surrogates``), or on the Cholesky posterior whose model has
-already seen data (a fresh one has a compiled loop, ``qbo.algorithms.gp_ucb_cholesky``),
+``gp-ucb`` with an adaptive length scale (MLE; LB-GP-UCB on the Cholesky posterior or random
+features: ``qbo.algorithms.lengthscale.surrogates``; A-GP-UCB and LB-GP-UCB on rank-one
+posteriors have compiled loops from their first round, ``qbo.algorithms.gp_ucb_schedule``,
+``qbo.algorithms.gp_ucb_balanced``), or on the Cholesky posterior whose
+model has already seen data (a fresh one has a compiled loop, ``qbo.algorithms.gp_ucb_cholesky``),
 still makes one classical call a round, so its unit can be compact (``qbo.experiments.compact``:
 a call file and records at checkpoints) even though its round stays Python and numpy: each round is the policy's own
 ``ask`` and ``tell`` (``surrogate.select(t).ucb(beta_t)``, the first argmax,
@@ -10,7 +12,8 @@ a call file and records at checkpoints) even though its round stays Python and n
 of ``qbo.sampling.classical_sampler`` (``rng.binomial(1, p_first)``), so the arms, rewards and
 records are those of the unit stepped a stage at a time, bit for bit. What it saves is the
 stage loop's records, not the model's cost: an MLE refit (L-BFGS-B every ``mle_every`` tells)
-or an A-GP-UCB refit (O(m u^2 + u^3) every round) is as slow as before (docs/runs.md).
+or an A-GP-UCB refit (O(m u^2 + u^3) every round, where it has seen data) is as slow as before
+(docs/runs.md).
 """
 
 from __future__ import annotations

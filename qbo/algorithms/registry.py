@@ -149,7 +149,12 @@ def _thompson(f: ProblemFacts) -> dict[str, Any]:
 
 
 def _time_varying(f: ProblemFacts) -> dict[str, Any]:
-    return {"eps": f.problem.lam, "noise": f.noise} if f.drifting else {}
+    """A drifting problem's forgetting rate and noise. On a static one (``tv-gp-ucb`` only):
+    nothing drifts, so nothing is forgotten (eps = 0), and the model is ``gp-ucb``'s (its SE
+    kernel, the problem's GP settings, the classical noise bound); the beta stays the policy's."""
+    if f.drifting:
+        return {"eps": f.problem.lam, "noise": f.noise}
+    return {"kernel": "se", "eps": 0.0} | dict(f.gp) | {"noise": f.noise}
 
 
 def _q_ctv(f: ProblemFacts) -> dict[str, Any]:

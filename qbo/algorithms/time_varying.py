@@ -113,13 +113,14 @@ class _TimeVaryingUCB(PolicyBase):
     quantum = False
     clocked = True
     inputs: tuple[str, ...] = ("gram",)
+    dense = False  # the posterior's form (``ForgettingArmPosterior``): square-root rows, or m x m
 
     def __init__(self, arms: np.ndarray, config: TVConfig | None = None, *,
                  gram: Gram | None = None) -> None:
         super().__init__(arms, config if config is not None else TVConfig())
         c = self.config
         K = gram_of(c, self.arms, gram)
-        self.posterior = ForgettingArmPosterior(K, c.eps, c.noise)
+        self.posterior = ForgettingArmPosterior(K, c.eps, c.noise, dense=self.dense)
         self.elapsed = 0.0
 
     def acquisition(self) -> tuple[np.ndarray, np.ndarray | float | None]:  # pragma: no cover
@@ -153,15 +154,32 @@ class _TimeVaryingUCB(PolicyBase):
 
 
 class TVGPUCB(_TimeVaryingUCB):
-    """``tv-gp-ucb`` (Bogunovic et al.): the clock is the round index, scored at n + 1."""
+    """``tv-gp-ucb`` (Bogunovic et al.): the clock is the round index, scored at n + 1.
+
+    It needs no elapsed time, so it is not clocked: it runs on drifting and static problems
+    alike (on a static one its default is eps = 0, GP-UCB with Bogunovic et al.'s beta; a
+    user's eps > 0 forgets). Its posterior is the dense form, O(m^2) a round whatever the
+    number of rounds, and its ``stepper()`` is the same rounds compiled, bit for bit
+    (``qbo.algorithms.tv_gp_ucb_kernel``)."""
 
     name = "tv-gp-ucb"
+    clocked = False
+    dense = True
 
     def acquisition(self):
         return ucb_at(self.posterior, 1.0, self._beta()), 1.0
 
-    def _clock_step(self, elapsed: float) -> float:
-        return 1.0
+    def _update(self, arm: int, value: float, eps: float) -> None:
+        """Seed Alg. 1 lines 4-6 with the round index as the clock: advance by 1, then condition."""
+        self.posterior.advance(1.0)
+        self.posterior.add(arm, value)
+
+    def stepper(self) -> Any:
+        """This policy's rounds as one compiled loop (``qbo.algorithms.tv_gp_ucb_kernel``), on
+        a posterior that has seen nothing."""
+        from qbo.algorithms.tv_gp_ucb_kernel import TVStepper  # numba is imported where it is used
+
+        return TVStepper(self) if self.posterior.n == 0 else None
 
 
 class CTVFixed(_TimeVaryingUCB):

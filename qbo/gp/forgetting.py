@@ -18,6 +18,11 @@ c_i(x, tau_n)``.)  State: the square-root rows V (``qbo.gp.square_root``) with
 ``K - Sigma_n = V^T V`` at the current time, one row per observation (observations at
 different times are not exchangeable, so repeats are not merged).  ``advance(t)`` scales V
 and mu by a(t) and the explained variance by a(t)^2; ``add`` is the Kalman row, O(n m).
+
+``dense=True`` keeps ``P = V^T V`` (m x m) instead of V: ``advance`` scales it by a(t)^2,
+``add`` adds the Kalman row's outer product, and the column is ``K e_j - P e_j``, O(m^2) a
+round and constant memory whatever n (the same posterior; cheaper once n > m, as in a long
+run). ``qbo.algorithms.tv_gp_ucb_kernel`` compiles this form, operation for operation.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ class ForgettingArmPosterior(SquareRootArms):
     A ``qbo.gp.ArmModel``.
     """
 
-    def __init__(self, kernel_matrix: np.ndarray, eps: float, lam: float) -> None:
+    def __init__(self, kernel_matrix: np.ndarray, eps: float, lam: float, dense: bool = False) -> None:
         K = np.asarray(kernel_matrix, dtype=float)
         if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
             raise ValueError(f"kernel_matrix must be a non-empty square m x m array, got shape {K.shape}")
@@ -72,11 +77,18 @@ class ForgettingArmPosterior(SquareRootArms):
         self._K = K
         super().__init__(np.diag(K).copy(), lambda j: self._K[:, j])
         self.tau = 0.0
+        self._P = np.zeros(K.shape) if dense else None  # ``dense``: P = V^T V, and no V (module docstring)
+        self._count = 0
 
     @property
     def n(self) -> int:
         """Number of observations so far."""
-        return self._rows
+        return self._count
+
+    @property
+    def kernel_matrix(self) -> np.ndarray:
+        """The m x m space Gram matrix K (shared, not a copy)."""
+        return self._K
 
     @property
     def feature_dim(self) -> int:
@@ -106,20 +118,35 @@ class ForgettingArmPosterior(SquareRootArms):
             raise ValueError(f"dt must be a finite number >= 0, got {dt!r}")
         a = decay(self.eps, t)
         if a != 1.0:
-            self._V[: self._rows] *= a
             self._mu *= a
             self._E *= a * a
+            if self._P is None:
+                self._V[: self._rows] *= a
+            else:
+                self._P *= a * a
         self.tau += t
 
+    def column(self, arm: int) -> np.ndarray:
+        """Posterior covariance ``Sigma e_arm``: ``K e_arm - V^T V e_arm``, O(n m), or
+        ``K e_arm - P e_arm``, O(m), in the dense form."""
+        if self._P is None:
+            return super().column(arm)
+        return self._K[:, arm] - self._P[:, arm]
+
     def add(self, arm: int, y: float, eps: float = 1.0) -> None:
-        """Condition on ``y = f(x_arm, tau_n) + z``, z ~ N(0, lam eps^2), at the current time; O(n m)."""
+        """Condition on ``y = f(x_arm, tau_n) + z``, z ~ N(0, lam eps^2), at the current time;
+        O(n m), or O(m^2) in the dense form."""
         j = self._check_arm(arm)
         yv = float(y)
         if not math.isfinite(yv):
             raise ValueError(f"y must be finite, got {y!r}")
         e = float(check_eps(eps, 1)[0])
         v, _ = self._kalman(j, yv, self.lam * e * e)
-        self._append(v)
+        if self._P is None:
+            self._append(v)
+        else:
+            self._P += np.outer(v, v)
+        self._count += 1
 
 
 def direct_forgetting_posterior(

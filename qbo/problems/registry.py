@@ -49,14 +49,16 @@ class ProblemEntry:
 
 
 # synthetic-*: SE length scale 0.1, the scale the reward was drawn with (App. J does not state
-# the model's); GP-UCB's multiplier sqrt(2), the best of {1 + ln t, sqrt(2), 1} the authors found.
+# the model's); GP-UCB's multiplier sqrt(2), the best of {1 + ln t, sqrt(2), 1} the authors found;
+# tv-gp-ucb (static: eps = 0, GP-UCB with Bogunovic et al.'s beta) the same model.
 _SYNTHETIC_GP = {"q-gp-ucb": {"lengthscale": 0.1}, "gp-ucb": {"lengthscale": 0.1, "beta": math.sqrt(2.0)},
-                 "gp-ts": {"lengthscale": 0.1}}
+                 "gp-ts": {"lengthscale": 0.1}, "tv-gp-ucb": {"lengthscale": 0.1}}
 # automl-svm: the authors' grid search (l = 0.2 for Q-GP-UCB, 1.0 for GP-UCB, output scale 0.5 =
 # App. J's sigma_0^2, GP-UCB multiplier 1)
 _AUTOML_GP = {"q-gp-ucb": {"lengthscale": 0.2, "outputscale": 0.5},
               "gp-ucb": {"lengthscale": 1.0, "outputscale": 0.5, "beta": 1.0},
-              "gp-ts": {"lengthscale": 1.0, "outputscale": 0.5}}
+              "gp-ts": {"lengthscale": 1.0, "outputscale": 0.5},
+              "tv-gp-ucb": {"lengthscale": 1.0, "outputscale": 0.5}}
 # tv-synthetic (seed 000 Sec. 5): gp-ucb is the time-unaware baseline (Matern-5/2, l = 0.2,
 # Bogunovic et al.'s beta); the time-unaware q-gp-ucb the SE kernel with l = 0.2, eps_min = 1e-3
 _DRIFTING_GP = {"gp-ucb": {"kernel": "matern52", "lengthscale": 0.2, "outputscale": 1.0, "beta": "bogunovic"},

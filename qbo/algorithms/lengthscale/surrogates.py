@@ -30,7 +30,7 @@ from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior
 
 __all__ = [
     "BalancedSurrogate", "FixedSurrogate", "MLESurrogate", "ScheduleSurrogate", "Surrogate",
-    "SurrogateSettings",
+    "SurrogateSettings", "fitted",
 ]
 
 
@@ -104,7 +104,12 @@ class _CachedDirect:
 
 class ScheduleSurrogate(_CachedDirect):
     """A-GP-UCB (Berkenkamp et al. 2019): ``theta_t = theta_0 / g(t)``, never increasing
-    because g is non-decreasing; the posterior is refit on all data at theta_t each stage."""
+    because g is non-decreasing; the posterior is refit on all data at theta_t each stage
+    (``qbo.algorithms.gp_ucb_schedule`` runs gp-ucb's rounds on it as a compiled loop that
+    refits only where theta_t changes). As in seed 001's experiments (Sec. 5: one UCB
+    acquisition, the methods differing only in how they pick the length scale), beta is the
+    policy's; Berkenkamp et al.'s theory also grows the norm bound in beta with g(t), which
+    qbo does not."""
 
     def lengthscale(self, t: int) -> float:
         return self.settings.theta0 / self.settings.g(t)
@@ -140,30 +145,14 @@ class MLESurrogate(_CachedDirect):
                 s.kernel, s.arms, self.stats, s.lam, self.scale, self.fit_outputscale)
 
 
-class ObservationLog:
-    """Every observation (arm, y, eps) in order, packed in a growing numpy array (20 bytes
-    each, where a list of tuples holds three Python objects each): what LB-GP-UCB replays into
-    a newly introduced candidate (lines 14-16); its memory is O(T)."""
-
-    _DTYPE = np.dtype([("arm", "<u4"), ("y", "<f8"), ("eps", "<f8")])
-
-    def __init__(self) -> None:
-        self._rows = np.empty(64, dtype=self._DTYPE)
-        self._n = 0
-
-    def __len__(self) -> int:
-        return self._n
-
-    def append(self, arm: int, y: float, eps: float) -> None:
-        if self._n == self._rows.shape[0]:
-            self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
-        self._rows[self._n] = (arm, y, eps)
-        self._n += 1
-
-    def __iter__(self):
-        """(arm, y, eps) as Python int, float, float: the values appended, exactly."""
-        rows = self._rows[:self._n]
-        return zip(rows["arm"].tolist(), rows["y"].tolist(), rows["eps"].tolist())
+def fitted(factory: Callable[[float], Any], theta: float, stats: ArmStats) -> Any:
+    """``factory(theta)`` told all data so far, one observation an observed arm: ``ybar_i =
+    b_i / W_i`` with ``eps = W_i^{-1/2}``, ascending arm order (``BalancedSurrogate``)."""
+    model = factory(theta)
+    U, W, ybar = stats.observed()
+    for arm, w, y in zip(U.tolist(), W.tolist(), ybar.tolist()):
+        model.add(arm, y, 1.0 / math.sqrt(w))
+    return model
 
 
 class BalancedSurrogate:
@@ -175,6 +164,19 @@ class BalancedSurrogate:
     the printed Algorithm 1 starts with l = 1 and tests q(l + 1), which would skip q(1).
     Per candidate: ``count`` = |S^theta|, ``sum_y`` = sum of y over S^theta and ``sum_bs`` =
     sum over S^theta of beta_tau sigma^theta_{tau-1}(x_tau) (line 12).
+
+    Memory O(arms), not O(T): Algorithm 1 reads the data buffer D_t (line 6) only to fit a
+    newly introduced candidate's model on all data so far (lines 14-16); lines 10 and 12 need
+    only the three running sums above (sigma^theta_{tau-1}(x_tau) is the chosen model's, read
+    at stage tau). The model is a GP with Gaussian likelihood of noise variance lambda eps^2 on
+    a finite arm set, for which the per-arm weights ``W_i = sum 1/eps^2`` and sums
+    ``b_i = sum y/eps^2`` (``ArmStats``) are sufficient (``qbo.gp.cholesky``): the new model
+    is told one observation an observed arm, ``ybar_i = b_i / W_i`` with ``eps = W_i^{-1/2}``,
+    ascending arm order, which is the posterior of every observation one by one (and the same
+    information gain, by Sylvester's determinant identity), equal to rounding, not bit for
+    bit (the model computes ``1/eps^2``, and sums in another order). The state is the
+    statistics (O(m)) and the active candidates' models; candidates are introduced
+    d ln g(t) in all (Sec. 3), logarithmically many in T.
     """
 
     def __init__(self, settings: SurrogateSettings, factory: Callable[[float], Any],
@@ -187,7 +189,7 @@ class BalancedSurrogate:
         self.count: list[int] = []
         self.sum_y: list[float] = []
         self.sum_bs: list[float] = []
-        self.observations = ObservationLog()
+        self.stats = ArmStats(settings.arms.shape[0])
         self._introduce()  # line 1: Theta_1 = {theta_0}
 
     # ---------------------------------------------------------------- selection (line 3)
@@ -221,7 +223,7 @@ class BalancedSurrogate:
         self.count[i] += 1
         self.sum_y[i] += float(y)
         self.sum_bs[i] += float(beta) * sd
-        self.observations.append(arm, float(y), float(eps))
+        self.stats.add(arm, y, eps)
         for j in self.active:
             self.models[j].add(arm, y, eps)
         self._eliminate(t)
@@ -264,9 +266,7 @@ class BalancedSurrogate:
 
     def _introduce(self) -> None:
         theta = candidate(len(self.thetas), self.settings.theta0, self.settings.dim)
-        model = self.factory(theta)
-        for arm, y, eps in self.observations:
-            model.add(arm, y, eps)
+        model = fitted(self.factory, theta, self.stats)
         self.thetas.append(theta)
         self.models.append(model)
         self.active.append(len(self.thetas) - 1)
