@@ -24,8 +24,8 @@ Columns per row: honest calls (mean), MAE, coverage of the reported interval wit
 (cov|rch), and ``cheap``: estimates that stopped under 1,000 calls with an interval wider
 than 0.5 without ``diagnostics['floor_proven']`` (issue 24's done-when line; must be 0).
 ``--misses`` prints every uncovered run as it happens (amplitude, interval, the miss in units of the
-half-width, the method auto ran, MLAE's fitted nuisances). ``amplitudes`` per cell (default 30) drawn uniformly in (0.02, 0.98) from ``--seed``, one
-executor seed per amplitude and method.
+half-width, the method auto ran, MLAE's fitted nuisances). ``amplitudes`` per cell (default 30)
+drawn uniformly in (0.02, 0.98) from ``--seed``, one executor seed per amplitude and method.
 
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
                                [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
@@ -141,8 +141,8 @@ def cell(item: tuple) -> list[dict]:
                                      cost=lambda est: est.planned_calls(oracles[0]))
         for method in methods:
             if method == "iae+pad":
-                row = base if factor == 1 else run_method(capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed,
-                                                         tag(method, factor))
+                row = base if factor == 1 else run_method(
+                    capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed, tag(method, factor))
             elif method == "iae+zne+rem":
                 e = eps_for_budget(lambda e: capped(snapshot, e, alpha, "zne+rem"), budget,
                                    cost=lambda est: est.planned_calls(oracles[0]))

@@ -5,8 +5,8 @@ whether that amplitude is one where the interval under-covers. This runs ``--see
 seeds at each of ``--amplitudes`` on one snapshot x oracle and prints, per amplitude, the
 misses, the coverage with its Wilson 95% lower bound, the runs that stopped under ``--early``
 honest calls and the misses among them, the runs reporting ``reached_epsilon`` and the misses
-among them, the mean calls, and the mean |estimate - a| in units of the reported half-width. Same exact channels and binomial sampling as the grid
-(``bench/noise.py``); ``--method`` and the budget knobs as the grid gives them (``auto``: eps
+among them, the mean calls, and the mean |estimate - a| in units of the reported half-width.
+Same exact channels and binomial sampling as the grid (``bench/noise.py``); ``--method`` and the budget knobs as the grid gives them (``auto``: eps
 and the budget as ``max_calls``; ``mlae``: eps 1e-4 unless given).
 
     PYTHONPATH=. python bench/noise_seeds.py --snapshot fake_sherbrooke --oracle entangled2 --method auto \\
