@@ -6,8 +6,9 @@ seeds at each of ``--amplitudes`` on one snapshot x oracle and prints, per ampli
 misses, the coverage with its Wilson 95% lower bound, the runs that stopped under ``--early``
 honest calls and the misses among them, the runs reporting ``reached_epsilon`` and the misses
 among them, the mean calls, and the mean |estimate - a| in units of the reported half-width.
-Same exact channels and binomial sampling as the grid (``bench/noise.py``); ``--method`` and the budget knobs as the grid gives them (``auto``: eps
-and the budget as ``max_calls``; ``mlae``: eps 1e-4 unless given).
+Same exact channels and binomial sampling as the grid (``bench/noise.py``); the estimator is
+``make_estimator(method, eps, alpha, snapshot=..., max_calls=budget)``, as the grid runs ``auto``
+(the grid runs ``mlae`` at eps 1e-4: pass ``--eps 1e-4`` for its rows).
 
     PYTHONPATH=. python bench/noise_seeds.py --snapshot fake_sherbrooke --oracle entangled2 --method auto \\
         --budget 7813 --eps 0.01 --seeds 200 --amplitudes 0.9773,0.96,0.985,0.03,0.015
