@@ -23,12 +23,13 @@ Columns per row: honest calls (mean), MAE, coverage of the reported interval wit
 95% lower bound, mean width, share with ``reached_epsilon`` True and the coverage among those
 (cov|rch), and ``cheap``: estimates that stopped under 1,000 calls with an interval wider
 than 0.5 without ``diagnostics['floor_proven']`` (issue 24's done-when line; must be 0).
-``amplitudes`` per cell (default 30) drawn uniformly in (0.02, 0.98) from ``--seed``, one
-executor seed per amplitude and method.
+``--misses`` prints every uncovered run as it happens (amplitude, interval, the miss in units of the
+half-width, the method auto ran, MLAE's fitted nuisances). ``amplitudes`` per cell (default 30)
+drawn uniformly in (0.02, 0.98) from ``--seed``, one executor seed per amplitude and method.
 
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
                                [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
-                               [--jobs 1] [--csv PATH]
+                               [--jobs 1] [--csv PATH] [--misses]
     python bench/noise_grid.py --summarise part1.csv,part2.csv   # the summary of grids run in parts
 
 The summary (printed after the rows) gives, per method x budget, the cells, those meeting issue
@@ -74,8 +75,9 @@ def capped(snapshot, eps: float, alpha: float, mitigation: str) -> CalibrationAw
     return CalibrationAwareIAE(iae, snapshot)
 
 
-def run_method(estimator, oracles: list, model: DeviceModel, seed: int) -> dict:
-    """One row: every oracle once, its own executor seed."""
+def run_method(estimator, oracles: list, model: DeviceModel, seed: int, label: str = "") -> dict:
+    """One row: every oracle once, its own executor seed; with ``label`` (``--misses``), every
+    uncovered run is printed (``miss_line``) under it."""
     errors, covered, widths, calls, reached, cheap = [], [], [], [], [], 0
     cpu = time.process_time()
     for i, oracle in enumerate(oracles):
@@ -83,6 +85,8 @@ def run_method(estimator, oracles: list, model: DeviceModel, seed: int) -> dict:
         a = float(oracle.mean)
         errors.append(abs(out.value - a))
         covered.append(out.ci_low <= a <= out.ci_high)
+        if label and not covered[-1]:
+            print(miss_line(label, a, out), flush=True)
         widths.append(out.ci_high - out.ci_low)
         calls.append(out.oracle_calls)
         reached.append(bool(out.reached_epsilon))
@@ -96,15 +100,36 @@ def run_method(estimator, oracles: list, model: DeviceModel, seed: int) -> dict:
             "cheap": cheap, "cpu_s": time.process_time() - cpu}
 
 
+def miss_line(label: str, a: float, out) -> str:
+    """One uncovered run: the amplitude, the estimate and interval, the miss in units of the
+    half-width (distance of ``a`` past the near end / half-width), the calls, whether it reported
+    ``reached_epsilon``, the method that ran
+    (auto's choice), the deepest power, and MLAE's fit (A0, r, offset, dispersion phi, gof p)."""
+    d = out.diagnostics
+    half = 0.5 * (out.ci_high - out.ci_low)
+    past = (out.ci_low - a) if a < out.ci_low else (a - out.ci_high)
+    ran = d.get("auto_choice", {}).get("chosen", "-")
+    fit = " ".join(f"{k}={d[k]:.4g}" for k in ("a0", "r", "offset", "dispersion", "gof_p_value")
+                   if isinstance(d.get(k), float))
+    return (f"   miss {label} a={a:.5f} value={out.value:.5f} [{out.ci_low:.5f}, {out.ci_high:.5f}] "
+            f"past/half={past / half if half > 0 else math.inf:.2f} (value-a)/half="
+            f"{(out.value - a) / half if half > 0 else math.inf:+.2f} calls={out.oracle_calls} "
+            f"reached={bool(out.reached_epsilon)} ran={ran} "
+            f"k_max={max((r.k for r in out.rounds), default=0)} {fit}")
+
+
 def cell(item: tuple) -> list[dict]:
-    """All rows of one snapshot x oracle: (name, kind, amplitudes, methods, factors, eps, alpha, seed)."""
-    name, kind, amplitudes, methods, factors, eps, alpha, seed = item
+    """All rows of one snapshot x oracle: (name, kind, amplitudes, methods, factors, eps, alpha, seed,
+    misses)."""
+    name, kind, amplitudes, methods, factors, eps, alpha, seed, misses = item
     snapshot = snapshot_of(name)
     model = DeviceModel(snapshot)
     oracles = [grid_oracle(kind, float(a)) for a in amplitudes]
     for oracle in oracles:
         model.add(oracle)
-    base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seed)
+    tag = lambda method, factor: f"{name} {kind} {method} x{factor:g}" if misses else ""  # noqa: E731
+    base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seed,
+                      tag("iae+pad", 1) if "iae+pad" in methods else "")
     budget_1 = base["calls"]
     rows = []
     for factor in factors:
@@ -116,17 +141,18 @@ def cell(item: tuple) -> list[dict]:
                                      cost=lambda est: est.planned_calls(oracles[0]))
         for method in methods:
             if method == "iae+pad":
-                row = base if factor == 1 else run_method(capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed)
+                row = base if factor == 1 else run_method(
+                    capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed, tag(method, factor))
             elif method == "iae+zne+rem":
                 e = eps_for_budget(lambda e: capped(snapshot, e, alpha, "zne+rem"), budget,
                                    cost=lambda est: est.planned_calls(oracles[0]))
-                row = run_method(capped(snapshot, e, alpha, "zne+rem"), oracles, model, seed + 1)
+                row = run_method(capped(snapshot, e, alpha, "zne+rem"), oracles, model, seed + 1, tag(method, factor))
             elif method == "auto":
                 est = make_estimator("auto", eps_pad, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
-                row = run_method(est, oracles, model, seed + 2)
+                row = run_method(est, oracles, model, seed + 2, tag(method, factor))
             elif method == "mlae":
                 est = make_estimator("mlae", 1e-4, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
-                row = run_method(est, oracles, model, seed + 3)
+                row = run_method(est, oracles, model, seed + 3, tag(method, factor))
             else:
                 raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
             rows.append({"snapshot": name, "oracle": kind, "qubits": oracles[0].num_qubits, "method": method,
@@ -204,6 +230,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the cells (qbo.experiments.fanout)")
     parser.add_argument("--csv", default=None, help="also write every row to this CSV file (atomic)")
+    parser.add_argument("--misses", action="store_true",
+                        help="print every uncovered run (amplitude, interval, miss in half-widths, fit) as it happens")
     parser.add_argument("--summarise", default=None,
                         help="only print the summary of these --csv files or printed tables (comma-separated)")
     args = parser.parse_args()
@@ -220,7 +248,7 @@ def main() -> None:
     factors = [float(f) for f in args.budgets.split(",")]
     amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
     cells = [(s, o) for s in args.snapshots.split(",") for o in args.oracles.split(",")]
-    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed) for s, o in cells]
+    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed, args.misses) for s, o in cells]
     start = time.perf_counter()
     print(f"noise grid: {len(cells)} cells x {len(methods)} methods x budgets {factors} x B, {args.amplitudes} amplitudes, "
           f"eps={args.eps}, alpha={args.alpha}, seed={args.seed}; B = mean calls of iae+pad at eps; "

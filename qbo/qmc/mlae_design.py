@@ -163,8 +163,8 @@ class Schedule(ProfileFit):
                 if cfg.budget is None and self.gof()[2] < IN_LOOP_SHARE * cfg.gof_level:
                     self.stopped = "misfit"  # more shots cannot make a wrong model right
                     return
-            if self.half_width() <= self.eps:
-                self.stopped = "reached"
+            if self.half_width() <= self.eps and (self.may_give_up() or self.model_fits()):
+                self.stopped = "reached"  # under GIVE_UP_CALLS, not on a fit that ``check`` would widen
                 return
 
     def check(self, sample: Sampler) -> None:
