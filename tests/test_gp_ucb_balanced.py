@@ -5,23 +5,16 @@ unit to the same files."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from qbo.algorithms.gp_ucb_balanced import BalancedStepper
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
-from qbo.execution import make_executor
-from qbo.experiments.assembly import make_policy_for, problem_for_trial
-from qbo.experiments.compact import reward_table
+from qbo.experiments.assembly import make_policy_for
 from qbo.experiments.config import ExperimentConfig
+from tests.support.steppers import assert_same_run_without_numba, play, setup
 from tests.support.stopped_runs import kill_9_then_resume
 
-ROOT = Path(__file__).resolve().parents[1]
 CASES = [("synthetic-bernoulli-centred", {}, 0, 1000, {}),
          ("synthetic-bernoulli-centred", {}, 5, 1500, {"growth_t0": 1.0, "beta": 0.5}),  # eliminations
          ("berkenkamp-bernoulli", {}, 1, 800, {"growth_t0": 2.0, "kernel": "matern52"}),
@@ -30,30 +23,17 @@ CASES = [("synthetic-bernoulli-centred", {}, 0, 1000, {}),
 
 
 def _setup(problem: str, problem_options: dict, seed: int, budget: int, options: dict):
-    config = ExperimentConfig(problem=problem, problem_options=problem_options, algorithms=("gp-ucb",), budget=budget,
-                              trials=1, seed=seed, algorithm_options={"gp-ucb": {"lengthscale": "lb", **options}})
-    instance = problem_for_trial(config, 0)
-    table = reward_table(instance, make_executor("exact", seed=np.random.default_rng(seed)))
-    return config, instance, table
-
-
-def _play(stepper, table, seed: int, budget: int, chunks=(1, 37)):
-    rng, arms, values, done = np.random.default_rng(seed), np.empty(budget, np.int64), np.empty(budget), 0
-    for count in chunks:
-        stepper.run(count, table, rng, arms[done:], values[done:])
-        done += count
-    stepper.run(budget - done, table, rng, arms[done:], values[done:])
-    return arms, values, rng
+    return setup("gp-ucb", problem, problem_options, seed, budget, {"lengthscale": "lb", **options})
 
 
 @pytest.mark.parametrize("problem, problem_options, seed, budget, options", CASES)
 def test_the_compiled_loop_is_the_python_stepper_bit_for_bit(problem, problem_options, seed, budget, options):
     config, instance, table = _setup(problem, problem_options, seed, budget, options)
     python = SurrogateStepper(make_policy_for(config, "gp-ucb", instance))
-    expected_arms, expected_values, expected_rng = _play(python, table, seed, budget)
+    expected_arms, expected_values, expected_rng = play(python, table, seed, budget)
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
     assert type(stepper) is BalancedStepper
-    arms, values, rng = _play(stepper, table, seed, budget, chunks=(5, 100))
+    arms, values, rng = play(stepper, table, seed, budget, chunks=(5, 100))
     assert arms.tolist() == expected_arms.tolist() and values.tolist() == expected_values.tolist()
     assert rng.bit_generator.state == expected_rng.bit_generator.state
     surrogate, k = python.surrogate, len(stepper.thetas)
@@ -71,7 +51,7 @@ def test_eliminations_happen_in_the_cases():
     """The comparison above covers line 12: with beta = 0.5 candidates are eliminated."""
     config, instance, table = _setup(*CASES[1])
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
-    _play(stepper, table, CASES[1][2], CASES[1][3])
+    play(stepper, table, CASES[1][2], CASES[1][3])
     assert len(stepper.active_lengthscales) < len(stepper.thetas)
     # an eliminated candidate's m x m arrays are reused: the slots held are the active ones'
     k = len(stepper.thetas)
@@ -85,7 +65,7 @@ def test_eliminations_happen_in_the_cases():
 def test_a_replay_leaves_the_state_a_run_goes_on_from(cut):
     config, instance, table = _setup("synthetic-bernoulli-centred", {}, 3, 1500, {"growth_t0": 1.0})
     whole = make_policy_for(config, "gp-ucb", instance).stepper()
-    arms, values, _ = _play(whole, table, 3, 1500)
+    arms, values, _ = play(whole, table, 3, 1500)
     first, rng = make_policy_for(config, "gp-ucb", instance).stepper(), np.random.default_rng(3)
     a, v = np.empty(1500, np.int64), np.empty(1500)
     first.run(cut, table, rng, a, v)
@@ -111,18 +91,13 @@ def test_other_posteriors_and_a_surrogate_that_has_seen_data_step_in_python():
 
 @pytest.mark.slow  # a second interpreter, the loop interpreted
 def test_without_numba_the_loop_gives_the_same_run(tmp_path):
-    code = ("import sys, numpy as np; from tests.test_gp_ucb_balanced import _setup, _play; "
+    code = ("import sys, numpy as np; from tests.support.steppers import play; "
+            "from tests.test_gp_ucb_balanced import _setup; "
             "from qbo.experiments.assembly import make_policy_for; "
             "config, instance, table = _setup('berkenkamp-bernoulli', {}, 1, 300, {'growth_t0': 2.0}); "
-            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = _play(s, table, 1, 300); "
+            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = play(s, table, 1, 300); "
             "np.savez(sys.argv[1], arms=a, values=v, cand=s._cand, Sigma=s._Sigma)")
-    results = {}
-    for name, extra in (("jit", {}), ("python", {"NUMBA_DISABLE_JIT": "1"})):
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / f"{name}.npz")], check=True, env=env, timeout=300)
-        results[name] = np.load(tmp_path / f"{name}.npz")
-    for key in ("arms", "values", "cand", "Sigma"):
-        assert np.array_equal(results["jit"][key], results["python"][key]), key
+    assert_same_run_without_numba(tmp_path, code, ("arms", "values", "cand", "Sigma"))
 
 
 @pytest.mark.slow

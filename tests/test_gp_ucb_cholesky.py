@@ -6,48 +6,27 @@ for bit."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from qbo.algorithms.gp_ucb_cholesky import CholeskyStepper, _refit
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.execution import make_executor
-from qbo.experiments.assembly import make_policy_for, problem_for_trial
+from qbo.experiments.assembly import make_policy_for
 from qbo.experiments.clock import FixedClock
-from qbo.experiments.compact import reward_table
-from qbo.experiments.config import ExperimentConfig
 from qbo.gp.cholesky import ArmStats, CholeskyArmPosterior
+from tests.support.steppers import assert_same_run_without_numba, play, setup
 
-ROOT = Path(__file__).resolve().parents[1]
 CASES = [("synthetic-bernoulli-centred", {}, 0, 600), ("synthetic-bernoulli-centred", {}, 5, 600),
          ("berkenkamp-bernoulli", {}, 1, 500), ("synthetic-bernoulli", {"num_arms": 60}, 2, 400)]
 
 
 def _setup(problem: str, problem_options: dict, seed: int, budget: int):
-    config = ExperimentConfig(problem=problem, problem_options=problem_options, algorithms=("gp-ucb",), budget=budget,
-                              trials=1, seed=seed, algorithm_options={"gp-ucb": {"model": "exact-cholesky"}})
-    instance = problem_for_trial(config, 0)
-    executor = make_executor("exact", seed=np.random.default_rng(seed))
-    table = reward_table(instance, executor)
-    return config, instance, table
-
-
-def _play(stepper, table, seed: int, budget: int, chunks=(1, 37)):
-    rng, arms, values, done = np.random.default_rng(seed), np.empty(budget, np.int64), np.empty(budget), 0
-    for count in chunks:
-        stepper.run(count, table, rng, arms[done:], values[done:])
-        done += count
-    stepper.run(budget - done, table, rng, arms[done:], values[done:])
-    return arms, values, rng
+    return setup("gp-ucb", problem, problem_options, seed, budget, {"model": "exact-cholesky"})
 
 
 @pytest.mark.parametrize("problem, options, seed, budget", CASES)
-def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, options, seed, budget):
+def test_the_compiled_loop_plays_what_the_policys_ask_and_tellplay(problem, options, seed, budget):
     config, instance, table = _setup(problem, options, seed, budget)
     policy = make_policy_for(config, "gp-ucb", instance)
     assert type(policy.surrogate.model) is CholeskyArmPosterior
@@ -61,7 +40,7 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
         expected_values.append(value)
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
     assert type(stepper) is CholeskyStepper
-    arms, values, rng = _play(stepper, table, seed, budget)
+    arms, values, rng = play(stepper, table, seed, budget)
     assert arms.tolist() == expected_arms and values.tolist() == expected_values
     # a row moved last (and L, V rebuilt) on the way, the same arms all the same; not on
     # berkenkamp's 99 rows in 500 calls, where no arm's lost work reaches a rebuild's
@@ -85,7 +64,7 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
 def test_the_loop_grows_past_its_first_rows_and_a_rebuild_agrees_with_the_batch_posterior():
     config, instance, table = _setup("synthetic-bernoulli", {"num_arms": 60}, 2, 400)
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
-    arms, values, _ = _play(stepper, table, 2, 400)
+    arms, values, _ = play(stepper, table, 2, 400)
     rows = int(stepper._state[0])
     assert rows == len(set(arms.tolist())) > 16  # grown from 16 rows
     stats = ArmStats(instance.arms.shape[0])
@@ -117,15 +96,10 @@ def test_a_model_that_has_seen_data_steps_in_python():
 @pytest.mark.slow  # a second interpreter, the loop interpreted
 def test_without_numba_the_loop_gives_the_same_run(tmp_path):
     """NUMBA_DISABLE_JIT runs the very same functions as Python (the fallback without numba)."""
-    code = ("import sys, numpy as np; from tests.test_gp_ucb_cholesky import _setup, _play; "
+    code = ("import sys, numpy as np; from tests.support.steppers import play; "
+            "from tests.test_gp_ucb_cholesky import _setup; "
             "from qbo.experiments.assembly import make_policy_for; "
             "config, instance, table = _setup('berkenkamp-bernoulli', {}, 1, 300); "
-            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = _play(s, table, 1, 300); "
+            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = play(s, table, 1, 300); "
             "np.savez(sys.argv[1], arms=a, values=v, mean=s.posterior()[0], var=s.posterior()[1], info=s.information_gain)")
-    results = {}
-    for name, extra in (("jit", {}), ("python", {"NUMBA_DISABLE_JIT": "1"})):
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / f"{name}.npz")], check=True, env=env, timeout=300)
-        results[name] = np.load(tmp_path / f"{name}.npz")
-    for key in ("arms", "values", "mean", "var", "info"):
-        assert np.array_equal(results["jit"][key], results["python"][key]), key
+    assert_same_run_without_numba(tmp_path, code, ("arms", "values", "mean", "var", "info"))

@@ -5,23 +5,16 @@ from bit for bit, and a kill -9 resume of a compact unit to the same files."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from qbo.algorithms.gp_ucb_schedule import ScheduleStepper
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
-from qbo.execution import make_executor
-from qbo.experiments.assembly import make_policy_for, problem_for_trial
-from qbo.experiments.compact import reward_table
+from qbo.experiments.assembly import make_policy_for
 from qbo.experiments.config import ExperimentConfig
+from tests.support.steppers import assert_same_run_without_numba, play, setup
 from tests.support.stopped_runs import kill_9_then_resume
 
-ROOT = Path(__file__).resolve().parents[1]
 # growth_t0 small: theta changes every round from t0^2 on (a refit a round); large (the default
 # e^5 on 1-d problems): theta is constant for 22,026 rounds (the posterior updated in place).
 # Cases without ties to rounding (arms symmetric about the observed ones, e.g. matern12 on 30
@@ -37,31 +30,17 @@ CASES = [("synthetic-bernoulli-centred", {}, 5, 200, {"growth_t0": 1.0}),
 
 
 def _setup(problem: str, problem_options: dict, seed: int, budget: int, options: dict):
-    config = ExperimentConfig(problem=problem, problem_options=problem_options, algorithms=("gp-ucb",), budget=budget,
-                              trials=1, seed=seed,
-                              algorithm_options={"gp-ucb": {"lengthscale": "a-gp-ucb", **options}})
-    instance = problem_for_trial(config, 0)
-    table = reward_table(instance, make_executor("exact", seed=np.random.default_rng(seed)))
-    return config, instance, table
-
-
-def _play(stepper, table, seed: int, budget: int, chunks=(1, 37)):
-    rng, arms, values, done = np.random.default_rng(seed), np.empty(budget, np.int64), np.empty(budget), 0
-    for count in chunks:
-        stepper.run(count, table, rng, arms[done:], values[done:])
-        done += count
-    stepper.run(budget - done, table, rng, arms[done:], values[done:])
-    return arms, values, rng
+    return setup("gp-ucb", problem, problem_options, seed, budget, {"lengthscale": "a-gp-ucb", **options})
 
 
 @pytest.mark.parametrize("problem, problem_options, seed, budget, options", CASES)
 def test_the_compiled_loop_plays_what_the_python_stepper_plays(problem, problem_options, seed, budget, options):
     config, instance, table = _setup(problem, problem_options, seed, budget, options)
     python = SurrogateStepper(make_policy_for(config, "gp-ucb", instance))
-    expected_arms, expected_values, expected_rng = _play(python, table, seed, budget)
+    expected_arms, expected_values, expected_rng = play(python, table, seed, budget)
     stepper = make_policy_for(config, "gp-ucb", instance).stepper()
     assert type(stepper) is ScheduleStepper
-    arms, values, rng = _play(stepper, table, seed, budget, chunks=(5, 100))
+    arms, values, rng = play(stepper, table, seed, budget, chunks=(5, 100))
     assert arms.tolist() == expected_arms.tolist() and values.tolist() == expected_values.tolist()
     assert rng.bit_generator.state == expected_rng.bit_generator.state
     assert stepper.statistics() == python.statistics()
@@ -109,7 +88,7 @@ def test_a_replay_leaves_the_state_a_run_goes_on_from(growth_t0, budget):
     options = {} if growth_t0 is None else {"growth_t0": growth_t0}
     config, instance, table = _setup("synthetic-bernoulli-centred", {}, 7, budget, options)
     whole = make_policy_for(config, "gp-ucb", instance).stepper()
-    arms, values, _ = _play(whole, table, 7, budget)
+    arms, values, _ = play(whole, table, 7, budget)
     for cut in (1, 150, 225, 226):  # 225 = 15^2: where g(t) starts to grow for t0 = 15
         first = make_policy_for(config, "gp-ucb", instance).stepper()
         rng = np.random.default_rng(7)
@@ -138,19 +117,14 @@ def test_a_surrogate_that_has_seen_data_steps_in_python():
 @pytest.mark.slow  # a second interpreter, the loop interpreted
 def test_without_numba_the_loop_gives_the_same_run(tmp_path):
     """NUMBA_DISABLE_JIT runs the very same functions as Python (the fallback without numba)."""
-    code = ("import sys, numpy as np; from tests.test_gp_ucb_schedule import _setup, _play; "
+    code = ("import sys, numpy as np; from tests.support.steppers import play; "
+            "from tests.test_gp_ucb_schedule import _setup; "
             "from qbo.experiments.assembly import make_policy_for; "
             "config, instance, table = _setup('berkenkamp-bernoulli', {}, 1, 300, {'growth_t0': 5.0}); "
-            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = _play(s, table, 1, 300); "
+            "s = make_policy_for(config, 'gp-ucb', instance).stepper(); a, v, _ = play(s, table, 1, 300); "
             "np.savez(sys.argv[1], arms=a, values=v, mean=s.posterior()[0], var=s.posterior()[1], "
             "info=s.information_gain)")
-    results = {}
-    for name, extra in (("jit", {}), ("python", {"NUMBA_DISABLE_JIT": "1"})):
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / f"{name}.npz")], check=True, env=env, timeout=300)
-        results[name] = np.load(tmp_path / f"{name}.npz")
-    for key in ("arms", "values", "mean", "var", "info"):
-        assert np.array_equal(results["jit"][key], results["python"][key]), key
+    assert_same_run_without_numba(tmp_path, code, ("arms", "values", "mean", "var", "info"))
 
 
 @pytest.mark.slow

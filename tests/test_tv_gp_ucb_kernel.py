@@ -3,23 +3,17 @@ ask and tell, on static problems (issue 21), where the policy now runs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from qbo.algorithms.tv_gp_ucb_kernel import TVStepper
 from qbo.execution import make_executor
-from qbo.experiments.assembly import check_experiment, make_policy_for, problem_for_trial
+from qbo.experiments.assembly import check_experiment, make_policy_for
 from qbo.experiments.clock import FixedClock
-from qbo.experiments.compact import reward_table
 from qbo.experiments.config import ExperimentConfig
 from qbo.gp.forgetting import ForgettingArmPosterior
+from tests.support.steppers import assert_same_run_without_numba, play, setup
 
-ROOT = Path(__file__).resolve().parents[1]
 # (problem, options, seed, budget, policy options): the static default (eps 0: GP-UCB on the
 # static GP with Bogunovic et al.'s beta), forgetting (eps 0.01, 0.05), other betas
 CASES = [("synthetic-bernoulli-centred", {}, 0, 600, {}), ("synthetic-bernoulli-centred", {}, 5, 600, {"eps": 0.01}),
@@ -28,23 +22,11 @@ CASES = [("synthetic-bernoulli-centred", {}, 0, 600, {}), ("synthetic-bernoulli-
 
 
 def _setup(problem: str, problem_options: dict, seed: int, budget: int, options: dict):
-    config = ExperimentConfig(problem=problem, problem_options=problem_options, algorithms=("tv-gp-ucb",),
-                              budget=budget, trials=1, seed=seed, algorithm_options={"tv-gp-ucb": options})
-    instance = problem_for_trial(config, 0)
-    return config, instance, reward_table(instance, make_executor("exact", seed=np.random.default_rng(seed)))
-
-
-def _play(stepper, table, seed: int, budget: int, chunks=(1, 37)):
-    rng, arms, values, done = np.random.default_rng(seed), np.empty(budget, np.int64), np.empty(budget), 0
-    for count in chunks:
-        stepper.run(count, table, rng, arms[done:], values[done:])
-        done += count
-    stepper.run(budget - done, table, rng, arms[done:], values[done:])
-    return arms, values, rng
+    return setup("tv-gp-ucb", problem, problem_options, seed, budget, options)
 
 
 @pytest.mark.parametrize("problem, options, seed, budget, policy_options", CASES)
-def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, options, seed, budget, policy_options):
+def test_the_compiled_loop_plays_what_the_policys_ask_and_tellplay(problem, options, seed, budget, policy_options):
     config, instance, table = _setup(problem, options, seed, budget, policy_options)
     check_experiment(config)  # a static problem is no longer refused
     policy = make_policy_for(config, "tv-gp-ucb", instance)
@@ -59,7 +41,7 @@ def test_the_compiled_loop_plays_what_the_policys_ask_and_tell_play(problem, opt
         expected_values.append(value)
     stepper = make_policy_for(config, "tv-gp-ucb", instance).stepper()
     assert type(stepper) is TVStepper
-    arms, values, rng = _play(stepper, table, seed, budget)
+    arms, values, rng = play(stepper, table, seed, budget)
     assert arms.tolist() == expected_arms and values.tolist() == expected_values
     assert len(set(expected_arms)) > 3  # the runs explore: the test compares more than one arm's column
     assert rng.bit_generator.state == executor.rng.bit_generator.state
@@ -102,7 +84,7 @@ def test_without_forgetting_the_posterior_is_the_static_gp():
     """eps = 0: after any rounds, P = K - Sigma of the static GP posterior on the same data."""
     config, instance, table = _setup("synthetic-bernoulli-centred", {}, 3, 300, {"eps": 0.0})
     stepper = make_policy_for(config, "tv-gp-ucb", instance).stepper()
-    arms, values, _ = _play(stepper, table, 3, 300)
+    arms, values, _ = play(stepper, table, 3, 300)
     K, lam = stepper._K, stepper._params[1]
     X = np.eye(K.shape[0])[arms]  # n x m: which arm each round played
     G = X @ K @ X.T + lam * np.eye(len(arms))
@@ -136,15 +118,10 @@ def test_a_policy_that_has_seen_data_has_no_stepper_and_the_ctv_policies_still_n
 @pytest.mark.slow  # a second interpreter, the loop interpreted
 def test_without_numba_the_loop_gives_the_same_run(tmp_path):
     """NUMBA_DISABLE_JIT runs the very same functions as Python (the fallback without numba)."""
-    code = ("import sys, numpy as np; from tests.test_tv_gp_ucb_kernel import _setup, _play; "
+    code = ("import sys, numpy as np; from tests.support.steppers import play; "
+            "from tests.test_tv_gp_ucb_kernel import _setup; "
             "from qbo.experiments.assembly import make_policy_for; "
             "config, instance, table = _setup('berkenkamp-bernoulli', {}, 1, 300, {'eps': 0.05}); "
-            "s = make_policy_for(config, 'tv-gp-ucb', instance).stepper(); a, v, _ = _play(s, table, 1, 300); "
+            "s = make_policy_for(config, 'tv-gp-ucb', instance).stepper(); a, v, _ = play(s, table, 1, 300); "
             "np.savez(sys.argv[1], arms=a, values=v, mean=s.posterior()[0], var=s.posterior()[1], info=s.information_gain)")
-    results = {}
-    for name, extra in (("jit", {}), ("python", {"NUMBA_DISABLE_JIT": "1"})):
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / f"{name}.npz")], check=True, env=env, timeout=300)
-        results[name] = np.load(tmp_path / f"{name}.npz")
-    for key in ("arms", "values", "mean", "var", "info"):
-        assert np.array_equal(results["jit"][key], results["python"][key]), key
+    assert_same_run_without_numba(tmp_path, code, ("arms", "values", "mean", "var", "info"))

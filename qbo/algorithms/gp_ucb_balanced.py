@@ -35,6 +35,7 @@ import numpy as np
 
 from qbo.algorithms.compiled import RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
+from qbo.algorithms.gp_ucb_schedule import growth_at
 from qbo.algorithms.jit import draw_reward, jit
 from qbo.algorithms.lengthscale.bounds import KERNEL_NU
 from qbo.algorithms.lengthscale.surrogates import fitted
@@ -154,12 +155,6 @@ class BalancedStepper:
 
 
 @jit
-def _growth(t: int, params: np.ndarray) -> float:
-    """``g(t) = max(t0, t^p)`` (``lengthscale.growth.growth``)."""
-    return max(params[1], float(t) ** params[2])
-
-
-@jit
 def _suspected_regret(n: int, theta: float, params: np.ndarray) -> float:
     """``bounds.suspected_regret(n, theta, theta_0, d, kernel, N)``, operation for operation."""
     d, nu = params[3], params[4]
@@ -227,7 +222,7 @@ def _told(t: int, beta: float, j: int, y: float, params: np.ndarray, cand: np.nd
     for c in range(introduced):
         if cand[c, ACTIVE] != 0.0 and cand[c, COUNT] == 0.0:
             played = False
-    g = _growth(t, params)
+    g = growth_at(t, params)
     if played:
         count = max(params[3] * math.log(max(g, 1.0)), 1.0)
         x = 2.0 * params[6] * math.log(count * params[9] * float(t) * float(t) / (3.0 * params[7]))

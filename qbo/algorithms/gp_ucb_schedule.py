@@ -153,7 +153,7 @@ class ScheduleStepper:
     @property
     def lengthscale(self) -> float:
         """theta of the next round, ``ScheduleSurrogate.lengthscale``."""
-        return float(self._params[0] / _growth(self.rounds + 1, self._params))
+        return float(self._params[0] / growth_at(self.rounds + 1, self._params))
 
     @property
     def theta_refits(self) -> int:
@@ -176,8 +176,9 @@ class ScheduleStepper:
 
 
 @jit
-def _growth(t: int, params: np.ndarray) -> float:
-    """``g(t) = max(t0, t^p)`` (``qbo.algorithms.lengthscale.growth.growth``)."""
+def growth_at(t: int, params: np.ndarray) -> float:
+    """``g(t) = max(t0, t^p)`` (``qbo.algorithms.lengthscale.growth.growth``), with t0 and p at
+    ``params[1]`` and ``params[2]`` (this loop's and ``qbo.algorithms.gp_ucb_balanced``'s)."""
     return max(params[1], float(t) ** params[2])
 
 
@@ -263,7 +264,7 @@ def _prepare(t: int, params: np.ndarray, points: np.ndarray, kdiag: np.ndarray, 
              b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray, work: np.ndarray,
              scratch: np.ndarray) -> None:
     """Round t's posterior in hand: refit where theta_t is not the posterior's or it lags."""
-    g = _growth(t, params)
+    g = growth_at(t, params)
     if g != state[G_NOW] or state[STALE] != 0.0:
         _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work, scratch)
 
@@ -276,7 +277,7 @@ def _told(t: int, j: int, y: float, params: np.ndarray, points: np.ndarray, kdia
     """Round t's reward y at arm j: in place where theta_{t+1} = theta_t, else to the
     statistics only (room for a new row is made)."""
     lam, g = params[5], state[G_NOW]
-    if _growth(t + 1, params) == g:
+    if growth_at(t + 1, params) == g:
         if state[STALE] != 0.0:  # a replay's deferred refit, now needed
             _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work, scratch)
         if not _tell(lam, j, y, kdiag, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info, state, work, scratch):
@@ -311,7 +312,7 @@ def _tell_rounds(done: int, arms: np.ndarray, values: np.ndarray, params: np.nda
         if int(state[0]) == V.shape[0] and V.shape[0] < m:
             return k
         t = done + k + 1
-        g = _growth(t, params)
+        g = growth_at(t, params)
         if g != state[G_NOW]:
             state[G_NOW], state[STALE] = g, 1.0
         _told(t, arms[k], values[k], params, points, kdiag, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info,
