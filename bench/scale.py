@@ -34,9 +34,10 @@ reference's loop alone, which charged python's and numpy's start to qbo only.)
 ``qbo.algorithms.gp_ucb_cholesky``); its reference keeps the same O(m s) posterior as an
 inverse (bench/scale_reference.py). ``gp-ucb-a-gp-ucb`` (``qbo.algorithms.gp_ucb_schedule``)
 and ``gp-ucb-lb`` (``qbo.algorithms.gp_ucb_balanced``) are gp-ucb with A-GP-UCB's and
-LB-GP-UCB's length scales, each against a reference of the same algorithm. ``gp-ucb-mle`` is
-a compact unit without a kernel of its own (stepped in Python, ``qbo.algorithms.gp_ucb_steps``),
-against gp-ucb's rank-one reference with a fixed length scale (what the GP alone costs).
+LB-GP-UCB's length scales, and ``gp-ucb-mle`` (``qbo.algorithms.gp_ucb_mle``) with the MLE
+baseline's (a marginal-likelihood fit after every call), each against a reference of the same
+algorithm (the MLE reference runs qbo's search constants, ``qbo.algorithms.lengthscale.mle``).
+    OPENBLAS_NUM_THREADS=1 nice python bench/scale.py --learners gp-ucb-mle --horizons 1e4,1e5,1e6
     python bench/speed.py --sections scale
 """
 
@@ -67,17 +68,15 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),  # qbo.algorithms.gp_ucb_balanced
     "tv-gp-ucb": ("tv-gp-ucb", {}),  # qbo.algorithms.tv_gp_ucb_kernel; eps = 0 on a static problem
     "tv-gp-ucb-forgetting": ("tv-gp-ucb", {"eps": 0.01}),  # the seed's forgetting rate
-    # a compact unit stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of its own
-    "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
+    "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),  # qbo.algorithms.gp_ucb_mle
 }
 DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb",
                     "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb", "tv-gp-ucb", "tv-gp-ucb-forgetting")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
-MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-mle": 10**3}
-# the reference of a learner without its own: gp-ucb's rank-one loop with the fixed length scale
-# (a lower bound of what an adaptive length scale costs)
-REFERENCE = {"gp-ucb-mle": "gp-ucb"}
+MAX_T = {"gp-ucb-rff": 10**5}
+# the reference of a learner without its own (none now; gp-ucb-mle had gp-ucb's while it was stepped in Python)
+REFERENCE: dict[str, str] = {}
 
 
 def _config(learner: str, budget: int) -> dict:
@@ -146,7 +145,16 @@ def reference_params(learner: str, path: Path) -> None:
             raise SystemExit(f"the TV-GP-UCB reference has Bogunovic et al.'s beta only, got {policy.config.beta!r}")
         post = policy.posterior
         params |= {"K": post.kernel_matrix, "lam": post.lam, "a": decay(post.eps, 1.0)}
-    if learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
+    if learner == "gp-ucb-mle":  # the GP, the refit cadence and the search's constants
+        from qbo.algorithms.lengthscale.mle import GRID, N_STARTS, XTOL
+
+        s = policy.surrogate.settings
+        if s.kernel != "se" or policy.surrogate.fit_outputscale:
+            raise SystemExit("the MLE reference has the SE kernel and a fixed output scale only")
+        params |= {"X": s.arms, "lam": s.lam, "delta": policy.config.delta, "theta0": policy.surrogate.theta,
+                   "scale": policy.surrogate.scale, "every": policy.surrogate.every, "grid": GRID,
+                   "starts": N_STARTS, "tol": XTOL}
+    elif learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
         s = policy.surrogate.settings
         if s.kernel != "se":
             raise SystemExit(f"the length-scale references have the SE kernel only, got {s.kernel!r}")
@@ -208,8 +216,7 @@ def scale(learners: list[str], horizons: list[int]) -> None:
           "(python, numpy, numba, its cached kernel, the loop); ratio: loop s / ref s; ratio (all): CPU s / ref all")
     capped = {k: v for k, v in MAX_T.items() if k in learners and any(h > v for h in horizons)}
     if capped:
-        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call, mle is "
-              f"stepped in Python): {capped}")
+        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call): {capped}")
     print("\nnumba's compile, whole-child CPU s at T = 100: cold (an empty NUMBA_CACHE_DIR, every kernel compiles) "
           "and warm (the on-disk cache, as in the table)")
     print(f"{'learner':18s} {'qbo cold':>9s} {'qbo warm':>9s} {'ref cold':>9s} {'ref warm':>9s}")
