@@ -7,13 +7,18 @@ same files."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+import qbo.experiments.runner as runner
 from qbo.algorithms.gp_ucb_mle import MLEStepper
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.experiments.assembly import make_policy_for
+from qbo.experiments.compact import CALL_DTYPE
 from qbo.experiments.config import ExperimentConfig
+from qbo.experiments.runner import run_experiment
 from tests.support.steppers import assert_same_run_without_numba, play, setup
 from tests.support.stopped_runs import kill_9_then_resume
 
@@ -82,6 +87,22 @@ def test_a_replay_leaves_the_state_a_run_goes_on_from(options, budget):
         for ours, theirs in zip(resumed.posterior(), whole.posterior()):
             assert np.array_equal(ours, theirs)
         assert resumed.information_gain == whole.information_gain
+
+
+def test_a_compact_mle_unit_writes_what_a_record_a_call_writes(tmp_path, monkeypatch):
+    """The runner picks the compiled loop for a compact unit; a record a call (the policy's own
+    ask and tell) gives the same calls, summary and figure."""
+    config = ExperimentConfig(problem="berkenkamp-bernoulli", algorithms=("gp-ucb",), budget=250, trials=1,
+                              algorithm_options={"gp-ucb": {"lengthscale": "mle+outputscale"}})
+    run_experiment(config, tmp_path / "compact")
+    monkeypatch.setattr(runner, "compact_unit", lambda *args, **kwargs: None)
+    run_experiment(config, tmp_path / "full")
+    for name in ("summary.csv", "regret.png"):
+        assert (tmp_path / "compact" / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), name
+    rows = [json.loads(x) for x in (tmp_path / "full" / "stages.jsonl").read_text().splitlines()]
+    calls = np.fromfile(tmp_path / "compact" / "calls" / "trial000-gp-ucb.calls", dtype=CALL_DTYPE)
+    assert calls["arm"].tolist() == [r["arm"] for r in rows]
+    assert calls["reward"].tolist() == [r["estimate"] for r in rows]
 
 
 def test_a_surrogate_that_has_seen_data_steps_in_python():
