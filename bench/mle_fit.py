@@ -96,7 +96,8 @@ def random_statistics() -> None:
         new_better += fn < fo - 1e-9
         old_better += fo < fn - 1e-9
     d = np.array(diffs)
-    print(f"2. {d.size} random Bernoulli statistics on 20 arms: |log(theta_new / theta_old)| median {np.median(d):.1e}, "
+    print(f"2. {d.size} random Bernoulli statistics on 20 arms: |log(theta_new / theta_old)| "
+          f"median {np.median(d):.1e}, "
           f"90% {np.quantile(d, 0.9):.1e}, 99% {np.quantile(d, 0.99):.1e}, max {d.max():.2f}; "
           f"NLL lower by > 1e-9: new {new_better}, old {old_better}; CPU ms a fit: new {1e3 * t_new / d.size:.2f}, "
           f"old {1e3 * t_old / d.size:.2f}")

@@ -29,7 +29,8 @@ from tests.support.stopped_runs import kill_9_then_resume
 CASES = [("synthetic-bernoulli-centred", {}, 5, 200, {"lengthscale": "mle"}),
          ("berkenkamp-bernoulli", {}, 1, 150, {"lengthscale": "mle"}),
          ("synthetic-bernoulli", {"num_arms": 60}, 0, 150, {"lengthscale": "mle+outputscale"}),
-         ("synthetic-bernoulli", {"num_arms": 60}, 2, 150, {"lengthscale": "mle", "kernel": "matern32", "mle_every": 7}),
+         ("synthetic-bernoulli", {"num_arms": 60}, 2, 150,
+          {"lengthscale": "mle", "kernel": "matern32", "mle_every": 7}),
          pytest.param("berkenkamp-bernoulli", {}, 1, 400, {"lengthscale": "mle+outputscale"}, marks=pytest.mark.slow),
          pytest.param("synthetic-bernoulli", {"num_arms": 60}, 1, 300, {"lengthscale": "mle+outputscale",
                                                                          "kernel": "matern12"}, marks=pytest.mark.slow),
@@ -63,7 +64,8 @@ def _second_arm(arms: np.ndarray) -> int:
     return int(np.flatnonzero(arms != arms[0])[0]) + 1
 
 
-@pytest.mark.parametrize("options, budget", [({"lengthscale": "mle"}, 400), ({"lengthscale": "mle", "mle_every": 9}, 300),
+@pytest.mark.parametrize("options, budget", [({"lengthscale": "mle"}, 400),
+                                             ({"lengthscale": "mle", "mle_every": 9}, 300),
                                              ({"lengthscale": "mle+outputscale"}, 200)])
 def test_a_replay_leaves_the_state_a_run_goes_on_from(options, budget):
     """A resume: a fresh stepper told the calls so far (in two pieces, one fit each) then plays

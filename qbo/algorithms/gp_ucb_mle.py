@@ -65,7 +65,8 @@ class MLEStepper:
     def __init__(self, policy: Any) -> None:
         surrogate = policy.surrogate
         if surrogate.stats.n != 0:
-            raise ValueError(f"MLEStepper needs a surrogate that has seen nothing, got {surrogate.stats.n} observations")
+            raise ValueError(f"MLEStepper needs a surrogate that has seen nothing, got {surrogate.stats.n} "
+                             "observations")
         settings = surrogate.settings
         if settings.kernel not in KERNEL_CODES:
             raise ValueError(f"MLEStepper needs a kernel in {tuple(KERNEL_CODES)}, got {settings.kernel!r}")
