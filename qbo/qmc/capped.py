@@ -61,7 +61,9 @@ from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
+from qbo.qmc.mlae import calibration_prior
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
+from qbo.qmc.over_rotation import HeldRotation, held_by_iae, on_real_device
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
@@ -208,6 +210,9 @@ class CalibrationAwareIAE:
         if device.iae.epsilon != self.iae.epsilon:  # ran to a reachable eps: the verdict is on the asked one
             reached = est.half_width <= self.iae.epsilon * (1 + 1e-9)
             est = replace(est, epsilon=self.iae.epsilon, reached_epsilon=reached)
+        held = None
+        if on_real_device(est.target) and not device.hopeless:  # hardware can over-rotate Q coherently
+            est, held = _hold_over_rotation(self, est, oracle, executor)
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
         name = self.snapshot.name
@@ -230,7 +235,40 @@ class CalibrationAwareIAE:
             diagnostics.update(mitigation_skipped=True)
         if not est.reached_epsilon:
             note = f"eps={self.iae.epsilon} not reached on {name}: {note}; " + _reach_note(diagnostics)
+        if held is not None:
+            scale = oracle.high - oracle.low
+            finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
+            diagnostics.update(rotation_score=held.score, rotation_p_value=held.p_value, rotation_sd=finite(held.sd),
+                               rotation_shift=held.shift * scale, rotation_widening=finite(held.widening * scale))
+            note = f"{note}; {_rotation_note(held, scale)}"
         return replace(est, note=note, diagnostics=diagnostics)
+
+
+def _hold_over_rotation(cfg: CalibrationAwareIAE, est: Estimate, oracle: Oracle,
+                        executor: Executor) -> tuple[Estimate, HeldRotation]:
+    """``est`` widened by the over-rotation of Q its counts cannot exclude (``qbo.qmc.over_rotation``,
+    read with the device's calibration prior); ``reached_epsilon`` False when the score test
+    flags one, as MLAE's when its model does not fit."""
+    z = NormalDist().inv_cdf(1 - est.alpha / 2)
+    prior = calibration_prior(cfg.snapshot, oracle, executor)
+    held = held_by_iae(est.rounds, prior, float(oracle.to_unit(est.value)), est.alpha, z)
+    if held.widening == 0.0 and not held.flagged:
+        return est, held
+    widen = min(held.widening, 1.0) * (oracle.high - oracle.low)  # inf: the counts do not resolve delta
+    low, high = max(est.ci_low - widen, oracle.low), min(est.ci_high + widen, oracle.high)
+    reached = 0.5 * (high - low) <= cfg.iae.epsilon * (1 + 1e-9) and not held.flagged
+    return replace(est, ci_low=low, ci_high=high, reached_epsilon=reached), held
+
+
+def _rotation_note(held: HeldRotation, scale: float) -> str:
+    flagged = (f"the counts reject none at p={held.p_value:.2g}" if not held.flagged else
+               f"the counts show one (score {held.score:.1f}, p={held.p_value:.2g})")
+    resolve = (f"they resolve one to sd {held.sd:.2g} rad per Grover step" if math.isfinite(held.sd)
+               else "they do not resolve one")
+    return (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot exclude "
+            f"({flagged}; {resolve}), which widens it by {held.widening * scale:.3g} each side; Pauli twirling "
+            "(--twirl) turns coherent two-qubit errors into the decay the pads bound, but not an over-rotation of "
+            "Q's single-qubit rotations, and MLAE's check rounds (--method mlae --check-shots) resolve one better")
 
 
 @caches.lru(maxsize=256)

@@ -20,6 +20,7 @@ from qbo.oracles.base import Oracle
 from qbo.qmc.base import to_estimate
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_fit import ROTATION_POWER, ROTATION_SD, shallow_value
+from qbo.qmc.over_rotation import rotation_widening
 from qbo.qmc.result import Estimate
 
 
@@ -105,19 +106,6 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         rounds=tuple(run.rounds), wall_time=wall_time, method=method, target=target,
         reached_epsilon=reached, note=note, diagnostics=diagnostics,
     )
-
-
-def rotation_widening(sd: float, score: float, shift: float, z: float) -> float:
-    """How far (amplitude) an over-rotation delta of every Grover step that the counts cannot
-    exclude moves the estimate, to first order: |da/d delta| (|delta_hat| + z sd), with
-    |delta_hat| = sqrt(score) sd from the score statistic (Neyman's C(alpha), delta_hat ~
-    U / I, score U^2 / I) and sd = I^-1/2 (White 1982: the fit converges to the pseudo-true
-    theta shifted by da/d delta delta). Infinite when the counts do not resolve delta at all."""
-    if shift == 0.0:
-        return 0.0
-    if not (math.isfinite(sd) and math.isfinite(shift)):
-        return math.inf
-    return abs(shift) * sd * (math.sqrt(max(score, 0.0)) + z)
 
 
 def reach_diagnostics(
