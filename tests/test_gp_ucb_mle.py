@@ -24,8 +24,8 @@ from tests.support.stopped_runs import kill_9_then_resume
 
 # (problem, its options, seed, budget, gp-ucb options). The length scale runs to either bound
 # (10 on the centred problem, 1e-3 with the output scale fitted on 60 arms) and in between; no
-# case has a tie to rounding (24 cases of up to 400 rounds compared: none differed in an arm);
-# the Python stepper refits by LAPACK every round, so the larger cases are slow
+# case has a tie to rounding; the Python stepper refits by LAPACK every round, so the larger
+# cases are slow
 CASES = [("synthetic-bernoulli-centred", {}, 5, 200, {"lengthscale": "mle"}),
          ("berkenkamp-bernoulli", {}, 1, 150, {"lengthscale": "mle"}),
          ("synthetic-bernoulli", {"num_arms": 60}, 0, 150, {"lengthscale": "mle+outputscale"}),
