@@ -94,7 +94,7 @@ class ProfileFit:
         and the chi2_1 calibration of the ratio fails at the boundary; with -2 log(s alpha) every
         theta kept has P(all zeros | theta) >= s alpha P(all zeros | theta_hat), so the interval
         holds the exact one-sided binomial bound at level s alpha (Clopper and Pearson 1934).
-        Measured: early stops at the ends of the range missed (docs/mlae.md, "Counts at one end")."""
+        Early stops at the ends of the range missed before (docs/mlae.md, "Counts at one end")."""
         data = Pooled.of(self.rounds)
         if data.ks.size and (not data.ones.any() or np.array_equal(data.ones, data.shots)):
             return max(self.c_final, -2.0 * math.log(self.alpha * self.stop_share))

@@ -19,7 +19,7 @@ deepest rounds' (Grinko et al. 2021, Alg. 1: each K's interval is intersected wi
 and power K reads theta + delta K / (2K + 1), so its shift is sin(2 theta) K / (2K + 1) per
 radian (``held_by_iae``). Its counts are read with the decay model and calibration prior of
 noise-aware MLAE (``qbo.qmc.mlae.calibration_prior``): IAE's pads bound the decay's bias, the
-model resolves delta. Measured in docs/noise.md ("Coherent errors on hardware").
+model resolves delta. docs/noise.md, "Coherent errors on hardware", has the numbers.
 """
 
 from __future__ import annotations
