@@ -96,9 +96,19 @@ def test_a_compact_mle_unit_writes_what_a_record_a_call_writes(tmp_path, monkeyp
     ask and tell) gives the same calls, summary and figure."""
     config = ExperimentConfig(problem="berkenkamp-bernoulli", algorithms=("gp-ucb",), budget=120, trials=1,
                               algorithm_options={"gp-ucb": {"lengthscale": "mle"}})
+    played, run = [], MLEStepper.run
+
+    def spy(self, count, *args):
+        played.append(count)
+        return run(self, count, *args)
+
+    monkeypatch.setattr(MLEStepper, "run", spy)
     run_experiment(config, tmp_path / "compact")
+    assert sum(played) == 120  # every call of the compact unit by the compiled loop
     monkeypatch.setattr(runner, "compact_unit", lambda *args, **kwargs: None)
+    played.clear()
     run_experiment(config, tmp_path / "full")
+    assert played == []  # a record a call: the policy's own ask and tell
     for name in ("summary.csv", "regret.png"):
         assert (tmp_path / "compact" / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), name
     rows = [json.loads(x) for x in (tmp_path / "full" / "stages.jsonl").read_text().splitlines()]

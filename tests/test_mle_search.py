@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from qbo.algorithms.lengthscale.mle import (GRID, KERNEL_CODES, LENGTHSCALE_BOUNDS, N_STARTS, SCALE_GRID, XTOL,
-                                            fit_hyperparameters, negative_log_likelihood)
+from qbo.algorithms.lengthscale.mle import (BOUNDS, GRID, KERNEL_CODES, LENGTHSCALE_BOUNDS, N_STARTS,
+                                            OUTPUTSCALE_BOUNDS, SCALE_GRID, XTOL, fit_hyperparameters,
+                                            negative_log_likelihood)
 from qbo.algorithms.lengthscale.mle_search import FIT_EVALS, FIT_NLL, brent_next, brent_start, brent_told, fit
 from qbo.gp.cholesky import ArmStats
 from qbo.problems.synthetic import se_gp_sample
@@ -76,7 +77,7 @@ def test_the_search_finds_the_refined_optimum_of_a_dense_grid():
 
 def _fit(points, stats, kernel, lam, scale, fit_scale):
     out = np.empty(4)
-    fit(points, stats.W, stats.b, KERNEL_CODES[kernel], lam, scale, fit_scale, N_STARTS, GRID, SCALE_GRID, XTOL, out)
+    fit(points, stats.W, stats.b, KERNEL_CODES[kernel], lam, scale, fit_scale, N_STARTS, GRID, SCALE_GRID, XTOL, BOUNDS, out)
     return out
 
 
@@ -96,9 +97,9 @@ def test_the_result_is_no_worse_than_any_grid_point_and_inside_the_bounds(data, 
     again = _fit(points, stats, kernel, lam, scale, fit_scale)
     assert np.array_equal(out, again)  # a pure function of the statistics
     lo, hi = LENGTHSCALE_BOUNDS
-    assert lo * (1 - 1e-12) <= theta <= hi * (1 + 1e-12)
+    assert lo <= theta <= hi  # exactly: clamped where exp of a grid end rounds outside
     if fit_scale:
-        assert math.exp(SCALE_GRID[0]) * (1 - 1e-12) <= fitted <= math.exp(SCALE_GRID[-1]) * (1 + 1e-12)
+        assert OUTPUTSCALE_BOUNDS[0] <= fitted <= OUTPUTSCALE_BOUNDS[1]
     else:
         assert fitted == scale
     nll = lambda t, s: negative_log_likelihood(kernel, t, s, points, stats, lam)  # noqa: E731

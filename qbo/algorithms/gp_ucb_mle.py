@@ -10,7 +10,7 @@ likelihood are functions of the per-arm counts W and reward sums b (Dai et al. E
 eps = 1), so the loop keeps those, O(m), and the Cholesky form over the s observed arms, O(m s):
 
 * a round refits the posterior from the statistics at the (theta, s) in hand
-  (``qbo.algorithms.gp_ucb_schedule``'s refit, O(m s^2 + s^3)), as the Python stepper's
+  (``qbo.algorithms.gp_ucb_refit.refit``, O(m s^2 + s^3)), as the Python stepper's
   ``MLESurrogate.select`` does (``CholeskyArmPosterior.from_stats``), plays the UCB arm (the
   first argmax, ``SquareRootArms.ucb``'s operations) and draws its reward as
   ``qbo.sampling.classical_sampler`` does;
@@ -41,19 +41,19 @@ import numpy as np
 
 from qbo.algorithms.compiled import RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
-from qbo.algorithms.gp_ucb_schedule import STALE, _refit_at
+from qbo.algorithms.gp_ucb_refit import KERNEL_CODES, grown_rows, refit
 from qbo.algorithms.jit import draw_reward, jit
-from qbo.algorithms.lengthscale.mle import GRID, KERNEL_CODES, N_STARTS, SCALE_GRID, XTOL
+from qbo.algorithms.lengthscale.mle import BOUNDS, GRID, N_STARTS, SCALE_GRID, XTOL
 from qbo.algorithms.lengthscale.mle_search import FIT_SCALE, FIT_THETA, fit
 
 __all__ = ["MLEStepper"]
 
-# params (``_refit_at``'s layout): theta in hand, (unused), (unused), output scale in hand, kernel code, lambda
-THETA, SCALE, CODE, LAM = 0, 3, 4, 5
+# params: theta in hand, output scale in hand, kernel code, lambda
+THETA, SCALE, CODE, LAM = range(4)
 # fitting: every k-th tell, fit the output scale (1/0), starts, Brent's tolerance
 EVERY, FIT_OS, STARTS, TOL = range(4)
-# state: rows s (0), ``_refit_at``'s (5-7: STALE, 1 where the posterior lags the statistics), tells, fits
-TOLD, FITS = 8, 9
+# state: rows s, stale (1 where the posterior lags the statistics), tells, fits
+ROWS, STALE, TOLD, FITS = range(4)
 
 
 class MLEStepper:
@@ -75,42 +75,33 @@ class MLEStepper:
         m = self.points.shape[0]
         self.rounds = policy.t
         self._beta = beta_params(policy.config)
-        self._params = np.array([surrogate.theta, 0.0, 0.0, surrogate.scale, KERNEL_CODES[settings.kernel],
+        self._params = np.array([surrogate.theta, surrogate.scale, KERNEL_CODES[settings.kernel],
                                  float(settings.lam)])
         self._fitting = np.array([surrogate.every, float(surrogate.fit_outputscale), N_STARTS, XTOL])
         self._mu, self._E = np.zeros(m), np.zeros(m)
         self._n, self._sum = np.zeros(m), np.zeros(m)
         self._row_of = np.full(m, -1, dtype=np.int64)
-        self._info, self._state, self._out = np.zeros(1), np.zeros(10), np.zeros(4)
+        self._info, self._state, self._out = np.zeros(1), np.zeros(4), np.zeros(4)
         self._state[STALE] = 1.0
         self._work = np.zeros((2, m))
         self._V, self._K, self._L = np.zeros((0, m)), np.zeros((0, m)), np.zeros((0, 0))
         self._arm_of, self._W, self._b = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
-        self._scratch = np.zeros((1, 1))  # _refit_at's signature; unused there
         self._grow(min(16, m))
 
     def _grow(self, cap: int) -> None:
-        """Room for ``cap`` observed arms (``ScheduleStepper._grow``)."""
-        m = self._mu.shape[0]
-
-        def grown(old: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-            new = np.zeros(shape, dtype=old.dtype)
-            new[tuple(slice(0, n) for n in old.shape)] = old
-            return new
-
-        self._V, self._K = grown(self._V, (cap, m)), grown(self._K, (cap, m))
-        self._L = grown(self._L, (cap, cap))
-        self._arm_of, self._W, self._b = grown(self._arm_of, (cap,)), grown(self._W, (cap,)), grown(self._b, (cap,))
+        """Room for ``cap`` observed arms (``gp_ucb_refit.grown_rows``)."""
+        self._V, self._K, self._L, self._arm_of, self._W, self._b = grown_rows(cap, self._V, self._K, self._L,
+                                                                               self._arm_of, self._W, self._b)
 
     def _full(self) -> bool:
         """All rows in use and room for more arms: the loop stops and asks for room."""
-        rows, cap = int(self._state[0]), self._V.shape[0]
+        rows, cap = int(self._state[ROWS]), self._V.shape[0]
         return rows == cap < self._mu.shape[0]
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
-        return (self._fitting, GRID, SCALE_GRID, self._params, self.points, self._mu, self._E, self._V, self._K,
+        return (self._fitting, GRID, SCALE_GRID, BOUNDS, self._params, self.points, self._mu, self._E, self._V, self._K,
                 self._L, self._arm_of, self._row_of, self._W, self._b, self._n, self._sum, self._info, self._state,
-                self._work, self._scratch, self._out)
+                self._work, self._out)
 
     def run(self, count: int, table: RewardTable, rng: np.random.Generator,
             arms: np.ndarray, values: np.ndarray) -> None:
@@ -131,7 +122,7 @@ class MLEStepper:
         kinds, index = np.unique(arms, return_index=True)
         fresh = np.zeros(count, dtype=bool)
         fresh[index[self._row_of[kinds] < 0]] = True  # where an arm is observed first
-        rows = int(self._state[0])
+        rows = int(self._state[ROWS])
         if rows + int(fresh.sum()) > self._V.shape[0]:
             self._grow(min(max(rows + int(fresh.sum()), 2 * self._V.shape[0]), self._mu.shape[0]))
         told = int(self._state[TOLD]) + np.arange(1, count + 1)
@@ -184,24 +175,26 @@ class MLEStepper:
 
 
 @jit
-def _prepare(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, params: np.ndarray, points: np.ndarray,
+def _prepare(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray,
              mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray,
              row_of: np.ndarray, W: np.ndarray, b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray,
-             state: np.ndarray, work: np.ndarray, scratch: np.ndarray, out: np.ndarray) -> None:
+             state: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """The posterior at the (theta, s) in hand from the statistics, where it lags them."""
     if state[STALE] != 0.0:
-        _refit_at(1.0, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work, scratch)
+        info[0] = refit(int(params[CODE]), params[THETA], params[SCALE], params[LAM], points, int(state[ROWS]), mu,
+                        E, V, K, L, arm_of, W, b, work)
+        state[STALE] = 0.0
 
 
 @jit
-def _refit_hyperparameters(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, params: np.ndarray,
+def _refit_hyperparameters(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray,
                            points: np.ndarray, mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray,
                            L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray, b: np.ndarray,
                            n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray, work: np.ndarray,
-                           scratch: np.ndarray, out: np.ndarray) -> None:
+                           out: np.ndarray) -> None:
     """``MLESurrogate.tell``'s fit: (theta, s) of ``mle_search.fit`` on the per-arm counts and sums."""
     fit(points, n, total, int(params[CODE]), params[LAM], params[SCALE], fitting[FIT_OS] != 0.0,
-        int(fitting[STARTS]), grid, scale_grid, fitting[TOL], out)
+        int(fitting[STARTS]), grid, scale_grid, fitting[TOL], bounds, out)
     params[THETA], params[SCALE] = out[FIT_THETA], out[FIT_SCALE]
     state[FITS] += 1.0
     state[STALE] = 1.0
@@ -213,10 +206,10 @@ def _told(j: int, y: float, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarra
     """Reward y at arm j into the statistics (``ArmStats.add`` with eps = 1); a new arm gets a row."""
     p = row_of[j]
     if p < 0:
-        p = int(state[0])
+        p = int(state[ROWS])
         arm_of[p], W[p], b[p] = j, 0.0, 0.0
         row_of[j] = p
-        state[0] = p + 1
+        state[ROWS] = p + 1
     W[p] += 1.0
     b[p] += 1.0 * y
     n[j] += 1.0
@@ -227,10 +220,10 @@ def _told(j: int, y: float, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarra
 
 @jit
 def _tell_rounds(arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid: np.ndarray,
-                 scale_grid: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
+                 scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
                  V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
                  b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray,
-                 work: np.ndarray, scratch: np.ndarray, out: np.ndarray) -> None:
+                 work: np.ndarray, out: np.ndarray) -> None:
     """The rounds (``arms``, ``values``) into the statistics, in order, without fitting (a replay)."""
     for k in range(arms.shape[0]):
         _told(arms[k], values[k], arm_of, row_of, W, b, n, total, state)
@@ -239,20 +232,20 @@ def _tell_rounds(arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid
 @jit
 def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: np.ndarray, second: np.ndarray,
             rng: np.random.Generator, arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid: np.ndarray,
-            scale_grid: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
+            scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
             V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
             b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray, work: np.ndarray,
-            scratch: np.ndarray, out: np.ndarray) -> int:
+            out: np.ndarray) -> int:
     """Up to ``count`` rounds from round ``done + 1`` (module docstring); stop early (rounds
     played) where the rows are full."""
     m = mu.shape[0]
     every = int(fitting[EVERY])
     for k in range(count):
-        if int(state[0]) == V.shape[0] and V.shape[0] < m:
+        if int(state[ROWS]) == V.shape[0] and V.shape[0] < m:
             return k
         t = done + k + 1
-        _prepare(fitting, grid, scale_grid, params, points, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info,
-                 state, work, scratch, out)
+        _prepare(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info,
+                 state, work, out)
         multiplier, scale = beta_at(t, m, beta), params[SCALE]
         arm, best = 0, -math.inf
         for j in range(m):
@@ -263,7 +256,7 @@ def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: n
         y = draw_reward(rng, coins[arm], first[arm], second[arm])
         arms[k], values[k] = arm, y
         _told(arm, y, arm_of, row_of, W, b, n, total, state)
-        if int(state[TOLD]) % every == 0 and state[0] >= 2.0:
-            _refit_hyperparameters(fitting, grid, scale_grid, params, points, mu, E, V, K, L, arm_of, row_of, W, b,
-                                   n, total, info, state, work, scratch, out)
+        if int(state[TOLD]) % every == 0 and state[ROWS] >= 2.0:
+            _refit_hyperparameters(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of, W, b,
+                                   n, total, info, state, work, out)
     return count

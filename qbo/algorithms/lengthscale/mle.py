@@ -24,10 +24,12 @@ import math
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve
 
-from qbo.gp.kernels import make_kernel
+from qbo.algorithms.gp_ucb_refit import KERNEL_CODES
+from qbo.algorithms.lengthscale.mle_search import fit
 from qbo.gp.cholesky import ArmStats, whitened_cholesky
+from qbo.gp.kernels import make_kernel
 
-__all__ = ["GRID", "KERNEL_CODES", "LENGTHSCALE_BOUNDS", "N_STARTS", "OUTPUTSCALE_BOUNDS", "SCALE_GRID", "XTOL",
+__all__ = ["BOUNDS", "GRID", "KERNEL_CODES", "LENGTHSCALE_BOUNDS", "N_STARTS", "OUTPUTSCALE_BOUNDS", "SCALE_GRID", "XTOL",
            "fit_hyperparameters", "negative_log_likelihood"]
 
 LENGTHSCALE_BOUNDS = (1e-3, 10.0)
@@ -38,6 +40,7 @@ N_STARTS = 3
 GRID = np.linspace(math.log(LENGTHSCALE_BOUNDS[0]), math.log(LENGTHSCALE_BOUNDS[1]), GRID_POINTS)
 SCALE_GRID = np.linspace(math.log(OUTPUTSCALE_BOUNDS[0]), math.log(OUTPUTSCALE_BOUNDS[1]), 7)
 XTOL = 1e-6  # Brent's absolute tolerance in log theta and log s: theta to a relative 1e-6
+BOUNDS = np.array(LENGTHSCALE_BOUNDS + OUTPUTSCALE_BOUNDS)  # mle_search.fit's clamp of what it returns
 
 
 def negative_log_likelihood(
@@ -56,9 +59,6 @@ def negative_log_likelihood(
     return 0.5 * quad + logdet + 0.5 * U.size * math.log(2.0 * math.pi)
 
 
-KERNEL_CODES: dict[str, int] = {"se": 0, "matern12": 1, "matern32": 2, "matern52": 3}  # mle_search's codes
-
-
 def fit_hyperparameters(
     kernel: str, arms: np.ndarray, stats: ArmStats, lam: float, outputscale: float,
     fit_outputscale: bool = False, n_starts: int = N_STARTS,
@@ -67,11 +67,9 @@ def fit_hyperparameters(
     points of ``GRID``, each searched locally (``qbo.algorithms.lengthscale.mle_search``; Sec. 5
     of the LB-GP-UCB paper used multi-start L-BFGS-B); ``outputscale`` is kept unless
     ``fit_outputscale`` (then the profile over ``SCALE_GRID``)."""
-    from qbo.algorithms.lengthscale.mle_search import fit  # numba is imported where it is used
-
     if kernel not in KERNEL_CODES:
         raise ValueError(f"the MLE fit needs a kernel in {tuple(KERNEL_CODES)}, got {kernel!r}")
     out = np.empty(4)
     fit(np.ascontiguousarray(arms, dtype=float), stats.W, stats.b, KERNEL_CODES[kernel], float(lam),
-        float(outputscale), bool(fit_outputscale), int(n_starts), GRID, SCALE_GRID, XTOL, out)
+        float(outputscale), bool(fit_outputscale), int(n_starts), GRID, SCALE_GRID, XTOL, BOUNDS, out)
     return float(out[0]), float(out[1])

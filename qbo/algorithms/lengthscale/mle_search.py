@@ -12,7 +12,9 @@ the bounds, with its own local optimiser in place of L-BFGS-B:
   (the way a descent method started there would go), then Brent's method (Brent 1973,
   "Algorithms for Minimization without Derivatives", Ch. 5: golden section safeguarded by
   successive parabolic interpolation) in the bracket of its two neighbours, started at that
-  grid point; a start that reaches the bracket of an earlier one is not searched again;
+  grid point; a start whose descent ends at the grid point an earlier start's ended at is not
+  searched again (two that end at neighbouring grid points, as on a flat stretch, are each
+  searched, though their brackets overlap);
 * **result**: the best point evaluated, grid points included, the first on ties (the lowest
   grid point, then the starts in order): its NLL is at most that of every grid point, and at
   a bound the bound's grid point is returned, as a bounded optimiser would return the bound.
@@ -49,6 +51,7 @@ import math
 
 import numpy as np
 
+from qbo.algorithms.gp_ucb_refit import kernel_value
 from qbo.algorithms.jit import jit
 
 __all__ = ["FIT_EVALS", "FIT_NLL", "FIT_SCALE", "FIT_THETA", "brent_next", "brent_start", "brent_told", "fit",
@@ -132,20 +135,6 @@ def brent_told(st: np.ndarray, fu: float) -> None:
 
 
 @jit
-def _kernel_value(code: int, r: float, scale: float) -> float:
-    """k(r) of ``qbo.gp.kernels`` at the scaled distance r = ||x - x'|| / theta (0 SE, 1-3 Matern 1/2, 3/2, 5/2)."""
-    if code == 0:
-        return scale * math.exp(-0.5 * r * r)
-    if code == 1:
-        return scale * math.exp(-r)
-    if code == 2:
-        z = math.sqrt(3.0) * r
-        return scale * (1.0 + z) * math.exp(-z)
-    z = math.sqrt(5.0) * r
-    return scale * (1.0 + z + z * z / 3.0) * math.exp(-z)
-
-
-@jit
 def nll(code: int, theta: float, scale: float, lam: float, dist: np.ndarray, sw: np.ndarray, z: np.ndarray,
         const: float, A: np.ndarray, y: np.ndarray) -> float:
     """The NLL (module docstring) of the u observed arms: ``dist`` their distances (u x u), ``sw``
@@ -154,7 +143,7 @@ def nll(code: int, theta: float, scale: float, lam: float, dist: np.ndarray, sw:
     u = sw.shape[0]
     for i in range(u):
         for k in range(i + 1):
-            acc = sw[i] * _kernel_value(code, dist[i, k] / theta, scale) * sw[k]
+            acc = sw[i] * kernel_value(code, dist[i, k] / theta, scale) * sw[k]
             if i == k:
                 acc += lam
             for t in range(k):
@@ -253,15 +242,18 @@ def _theta_value(v: float, code: int, scale: float, fit_scale: bool, lam: float,
 
 @jit
 def fit(points: np.ndarray, W: np.ndarray, b: np.ndarray, code: int, lam: float, scale: float, fit_scale: bool,
-        n_starts: int, grid: np.ndarray, scale_grid: np.ndarray, tol: float, out: np.ndarray) -> None:
+        n_starts: int, grid: np.ndarray, scale_grid: np.ndarray, tol: float, bounds: np.ndarray,
+        out: np.ndarray) -> None:
     """Maximise the marginal likelihood of the per-arm statistics (module docstring).
 
     ``points`` (m x d) the arms, ``W`` and ``b`` (m) each arm's weight sum and weighted reward
     sum (``qbo.gp.cholesky.ArmStats``; arms with W = 0 unobserved), kernel ``code`` (0 SE, 1-3
-    Matern 1/2, 3/2, 5/2), ``lam`` lambda, ``scale`` the output scale (kept unless
+    Matern 1/2, 3/2, 5/2: ``qbo.algorithms.gp_ucb_refit.KERNEL_CODES``), ``lam`` lambda, ``scale`` the output scale (kept unless
     ``fit_scale``), ``grid`` the starts' grid of ``log theta`` (ascending, its ends the
     bounds), ``scale_grid`` that of ``log s`` (used where ``fit_scale``), ``tol`` Brent's
-    absolute tolerance in the logs. ``out`` gets theta, the output scale, their NLL and the
+    absolute tolerance in the logs, ``bounds`` (theta's, then the output scale's: lower, upper)
+    those the grids' ends are the logs of. ``out`` gets theta, the output scale (each clamped to
+    its bounds: ``exp`` of a grid's end can be a rounding step outside them), their NLL and the
     number of NLL evaluations (``FIT_*``)."""
     m, d = points.shape
     u = 0
@@ -318,5 +310,5 @@ def fit(points: np.ndarray, W: np.ndarray, b: np.ndarray, code: int, lam: float,
             brent_told(st, f)
         if st[_FX] < fx:
             x, fx, x_scale = st[_X], st[_FX], here_scale
-    out[FIT_THETA], out[FIT_NLL], out[FIT_EVALS] = math.exp(x), fx, evals
-    out[FIT_SCALE] = math.exp(x_scale) if fit_scale else scale
+    out[FIT_THETA], out[FIT_NLL], out[FIT_EVALS] = min(max(math.exp(x), bounds[0]), bounds[1]), fx, evals
+    out[FIT_SCALE] = min(max(math.exp(x_scale), bounds[2]), bounds[3]) if fit_scale else scale
