@@ -11,9 +11,13 @@ scipy's L-BFGS-B over log theta within the bounds, on ``mle.negative_log_likelih
    lower by more than 1e-9, the time a fit takes;
 3. one gp-ucb run with ``lengthscale="mle"`` on the centred problem and on berkenkamp-bernoulli
    (the Python stepper; the old fit patched in for the old run): the first call whose arm differs,
-   the regret of each, the CPU seconds of each.
+   the regret of each, the CPU seconds of each;
+4. the fits (``mle`` and ``mle+outputscale``) against the least NLL of a dense grid on random
+   statistics: how often the local search settles in a worse local minimum (the design's
+   limitation: a multi-start local search, as L-BFGS-B's was), and how often it is worse than
+   its own start grid (never, by construction).
 
-    OPENBLAS_NUM_THREADS=1 python bench/mle_fit.py [--calls 1000]
+    OPENBLAS_NUM_THREADS=1 python bench/mle_fit.py [--calls 1000] [--cases 100] [--sections 1,2,3,4]
 """
 
 from __future__ import annotations
@@ -26,13 +30,33 @@ import numpy as np
 from scipy.optimize import minimize
 
 import qbo.algorithms.lengthscale.surrogates as surrogates
+from qbo.algorithms.gp_ucb_refit import KERNEL_CODES
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
-from qbo.algorithms.lengthscale.mle import GRID, LENGTHSCALE_BOUNDS, fit_hyperparameters, negative_log_likelihood
-from qbo.experiments.assembly import make_policy_for
+from qbo.algorithms.jit import jit
+from qbo.algorithms.lengthscale.mle import (GRID, LENGTHSCALE_BOUNDS, SCALE_GRID, fit_hyperparameters,
+                                            negative_log_likelihood)
+from qbo.algorithms.lengthscale.mle_search import nll
+from qbo.execution import make_executor
+from qbo.experiments.assembly import make_policy_for, problem_for_trial
+from qbo.experiments.compact import reward_table
+from qbo.experiments.config import ExperimentConfig
 from qbo.gp.cholesky import ArmStats
 from qbo.problems.synthetic import se_gp_sample
 
-from tests.support.steppers import play, setup
+
+def setup(problem: str, seed: int, budget: int, options: dict) -> tuple:
+    """(config, gp-ucb's problem instance of trial 0, its reward table on the exact executor)."""
+    config = ExperimentConfig(problem=problem, algorithms=("gp-ucb",), budget=budget, trials=1, seed=seed,
+                              algorithm_options={"gp-ucb": options})
+    instance = problem_for_trial(config, 0)
+    return config, instance, reward_table(instance, make_executor("exact", seed=np.random.default_rng(seed)))
+
+
+def play(stepper, table, seed: int, budget: int) -> np.ndarray:
+    """The arms of ``budget`` rounds of ``stepper`` (its ``run``, rewards drawn from ``table``)."""
+    rng, arms, values = np.random.default_rng(seed), np.empty(budget, np.int64), np.empty(budget)
+    stepper.run(budget, table, rng, arms, values)
+    return arms
 
 
 def old_fit(kernel, arms, stats, lam, outputscale, fit_outputscale=False, n_starts=3):
@@ -108,7 +132,7 @@ def runs(calls: int) -> None:
     print(f"   {'problem':30s} {'first diff':>10s} {'regret new':>11s} {'regret old':>11s} {'theta new':>10s} "
           f"{'theta old':>10s} {'CPU new':>8s} {'CPU old':>8s}")
     for problem in ("synthetic-bernoulli-centred", "berkenkamp-bernoulli"):
-        config, instance, table = setup("gp-ucb", problem, {}, 0, calls, {"lengthscale": "mle"})
+        config, instance, table = setup(problem, 0, calls, {"lengthscale": "mle"})
         out = {}
         for name in ("new", "old"):
             patched = surrogates.fit_hyperparameters
@@ -116,7 +140,7 @@ def runs(calls: int) -> None:
                 surrogates.fit_hyperparameters = old_fit
             try:
                 stepper = SurrogateStepper(make_policy_for(config, "gp-ucb", instance))
-                (arms, _, _), cpu = _timed(play, stepper, table, 0, calls)
+                arms, cpu = _timed(play, stepper, table, 0, calls)
             finally:
                 surrogates.fit_hyperparameters = patched
             out[name] = (arms, float(table.gaps[arms].sum()), stepper.surrogate.theta, cpu)
@@ -126,13 +150,81 @@ def runs(calls: int) -> None:
               f"{out['old'][2]:10.4f} {out['new'][3]:8.2f} {out['old'][3]:8.2f}")
 
 
+@jit
+def _dense_min(code: int, lam: float, dist: np.ndarray, sw: np.ndarray, z: np.ndarray, const: float, A: np.ndarray,
+               y: np.ndarray, log_thetas: np.ndarray, log_scales: np.ndarray) -> float:
+    """The least NLL (``mle_search.nll``) over the grid ``log_thetas`` x ``log_scales``."""
+    best = np.inf
+    for v in log_thetas:
+        for w in log_scales:
+            f = nll(code, math.exp(v), math.exp(w), lam, dist, sw, z, const, A, y)
+            if f < best:
+                best = f
+    return best
+
+
+def dense_grid(cases: int) -> None:
+    """The fits against the least NLL of a dense grid of log theta (600 points) and, with the
+    output scale, of log theta x log s (600 x 120), on random statistics of a reviewer's probe's
+    kind: 3 to 24 arms in [0, 1]^d (d 1 or 2), means in [0.2, 0.8], 3 to 2,000 draws, the four
+    kernels in turn, lambda 0.01, 0.25 or 1."""
+    dense = np.linspace(GRID[0], GRID[-1], 600)
+    dense_s = np.linspace(SCALE_GRID[0], SCALE_GRID[-1], 120)
+    kernels = sorted(KERNEL_CODES)
+    print(f"4. the fit's NLL less the least of a dense grid, {cases} random statistics each "
+          "(gap > 1e-6, > 1e-2, > 0.1 of the cases; the largest gap; the fit worse than its own start grid)")
+    for fit_scale in (False, True):
+        gaps, worse_than_start = [], 0
+        rng = np.random.default_rng(1)
+        while len(gaps) < cases:
+            m, d = int(rng.integers(3, 25)), int(rng.integers(1, 3))
+            X, p = rng.random((m, d)), rng.uniform(0.2, 0.8, m)
+            W, b = np.zeros(m), np.zeros(m)
+            for _ in range(int(rng.integers(3, 2001))):
+                j = int(rng.integers(0, m))
+                W[j] += 1.0
+                b[j] += float(rng.random() < p[j])
+            if np.count_nonzero(W) < 2:
+                continue
+            kernel, lam = kernels[len(gaps) % 4], float(rng.choice([0.01, 0.25, 1.0]))
+            stats = ArmStats(m)
+            stats.W, stats.b, stats.n = W, b, int(W.sum())
+            theta, scale = fit_hyperparameters(kernel, X, stats, lam, 1.0, fit_scale)
+            value = negative_log_likelihood(kernel, theta, scale, X, stats, lam)
+            U = np.flatnonzero(W > 0)
+            P = X[U]
+            dist = np.sqrt(((P[:, None, :] - P[None, :, :]) ** 2).sum(-1))
+            sw = np.sqrt(W[U])
+            z, const = sw * (b[U] / W[U]), 0.5 * U.size * math.log(2.0 * math.pi) - 0.5 * float(np.log(W[U]).sum())
+            A, y = np.empty((U.size, U.size)), np.empty(U.size)
+            scales = SCALE_GRID if fit_scale else np.zeros(1)
+            dense_scales = dense_s if fit_scale else np.zeros(1)
+            code = KERNEL_CODES[kernel]
+            start = _dense_min(code, lam, dist, sw, z, const, A, y, GRID, scales)
+            worse_than_start += value > start + 1e-9 * (1.0 + abs(start))
+            gaps.append(value - _dense_min(code, lam, dist, sw, z, const, A, y, dense, dense_scales))
+        g = np.array(gaps)
+        name = "mle+outputscale (600 x 120)" if fit_scale else "mle (600)"
+        print(f"   {name:28s} gap > 1e-6: {int((g > 1e-6).sum()):3d}, > 1e-2: {int((g > 1e-2).sum()):3d}, "
+              f"> 0.1: {int((g > 0.1).sum()):3d} of {g.size}; largest {g.max():.3g}; worse than its start grid: "
+              f"{int(worse_than_start)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--cases", type=int, default=100, help="random statistics of section 4")
+    parser.add_argument("--sections", default="1,2,3,4")
     args = parser.parse_args()
-    example()
-    random_statistics()
-    runs(args.calls)
+    sections = set(args.sections.split(","))
+    if "1" in sections:
+        example()
+    if "2" in sections:
+        random_statistics()
+    if "3" in sections:
+        runs(args.calls)
+    if "4" in sections:
+        dense_grid(args.cases)
 
 
 if __name__ == "__main__":

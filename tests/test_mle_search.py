@@ -108,3 +108,35 @@ def test_the_result_is_no_worse_than_any_grid_point_and_inside_the_bounds(data, 
     scales = np.exp(SCALE_GRID) if fit_scale else [scale]
     assert all(value <= nll(math.exp(v), s) + slack for v in GRID for s in scales)
     assert out[FIT_EVALS] >= len(GRID) * len(scales)
+
+
+def test_a_fit_at_the_upper_bound_returns_the_bound_exactly():
+    """Equal means on every arm: the NLL falls with theta to the upper bound, whose grid point
+    exp(log 10) rounds to 10.000000000000002; the fit returns 10 (and the scale within its bounds)."""
+    points = np.linspace(0.0, 1.0, 6)[:, None]
+    stats = _stats(np.full(6, 20), np.full(6, 10))
+    assert math.exp(GRID[-1]) > LENGTHSCALE_BOUNDS[1]  # what the clamp is for
+    for fit_scale in (False, True):
+        out = _fit(points, stats, "se", 0.25, 1.0, fit_scale)
+        assert out[0] == LENGTHSCALE_BOUNDS[1]
+        assert OUTPUTSCALE_BOUNDS[0] <= out[1] <= OUTPUTSCALE_BOUNDS[1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_two_variable_fit_is_no_worse_than_its_start_grid_on_larger_statistics(seed):
+    """mle+outputscale is a local search (docs/runs.md; bench/mle_fit.py section 4 counts how
+    often a dense grid finds a lower NLL), but never worse than any point of its own start grid
+    GRID x SCALE_GRID: statistics of up to 24 arms and 2,000 draws, the sizes where a dense
+    grid beat it."""
+    rng = np.random.default_rng(seed)
+    m, d = int(rng.integers(3, 25)), int(rng.integers(1, 3))
+    points, p = rng.random((m, d)), rng.uniform(0.2, 0.8, m)
+    arms = rng.integers(0, m, int(rng.integers(50, 2001)))
+    counts = np.bincount(arms, minlength=m)
+    ones = np.array([rng.binomial(int(c), q) for c, q in zip(counts, p)])
+    kernel, lam = sorted(KERNEL_CODES)[seed % 4], [0.01, 0.25, 1.0][seed % 3]
+    stats = _stats(counts, ones)
+    out = _fit(points, stats, kernel, lam, 1.0, True)
+    nll = lambda t, s: negative_log_likelihood(kernel, t, s, points, stats, lam)  # noqa: E731
+    start = min(nll(math.exp(v), math.exp(w)) for v in GRID for w in SCALE_GRID)
+    assert out[FIT_NLL] <= start + 1e-9 * (1.0 + abs(start))
