@@ -15,9 +15,10 @@ scipy's L-BFGS-B over log theta within the bounds, on ``mle.negative_log_likelih
 4. the fits (``mle`` and ``mle+outputscale``) against the least NLL of a dense grid on random
    statistics: how often the local search settles in a worse local minimum (the design's
    limitation: a multi-start local search, as L-BFGS-B's was), and how often it is worse than
-   its own start grid (never, by construction).
+   its own start grid (never, by construction);
+5. one fit, qbo's against bench/scale_reference.py's, on the same statistics: CPU time and result.
 
-    OPENBLAS_NUM_THREADS=1 python bench/mle_fit.py [--calls 1000] [--cases 100] [--sections 1,2,3,4]
+    OPENBLAS_NUM_THREADS=1 python bench/mle_fit.py [--calls 1000] [--cases 100] [--sections 1,2,3,4,5]
 """
 
 from __future__ import annotations
@@ -166,17 +167,18 @@ def _dense_min(code: int, lam: float, dist: np.ndarray, sw: np.ndarray, z: np.nd
 def dense_grid(cases: int) -> None:
     """The fits against the least NLL of a dense grid of log theta (600 points) and, with the
     output scale, of log theta x log s (600 x 120), on random statistics of a reviewer's probe's
-    kind: 3 to 24 arms in [0, 1]^d (d 1 or 2), means in [0.2, 0.8], 3 to 2,000 draws, the four
-    kernels in turn, lambda 0.01, 0.25 or 1."""
+    kind (the same draws): 3 to 24 arms in [0, 1]^d (d 1 or 2), means in [0.2, 0.8], 3 to 2,000
+    draws, the four kernels in turn, lambda 0.01, 0.25 or 1."""
     dense = np.linspace(GRID[0], GRID[-1], 600)
     dense_s = np.linspace(SCALE_GRID[0], SCALE_GRID[-1], 120)
-    kernels = sorted(KERNEL_CODES)
+    kernels = ("se", "matern12", "matern32", "matern52")
     print(f"4. the fit's NLL less the least of a dense grid, {cases} random statistics each "
           "(gap > 1e-6, > 1e-2, > 0.1 of the cases; the largest gap; the fit worse than its own start grid)")
     for fit_scale in (False, True):
-        gaps, worse_than_start = [], 0
+        gaps, worse_than_start, trial = [], 0, -1
         rng = np.random.default_rng(1)
         while len(gaps) < cases:
+            trial += 1
             m, d = int(rng.integers(3, 25)), int(rng.integers(1, 3))
             X, p = rng.random((m, d)), rng.uniform(0.2, 0.8, m)
             W, b = np.zeros(m), np.zeros(m)
@@ -186,7 +188,7 @@ def dense_grid(cases: int) -> None:
                 b[j] += float(rng.random() < p[j])
             if np.count_nonzero(W) < 2:
                 continue
-            kernel, lam = kernels[len(gaps) % 4], float(rng.choice([0.01, 0.25, 1.0]))
+            kernel, lam = kernels[trial % 4], float(rng.choice([0.01, 0.25, 1.0]))
             stats = ArmStats(m)
             stats.W, stats.b, stats.n = W, b, int(W.sum())
             theta, scale = fit_hyperparameters(kernel, X, stats, lam, 1.0, fit_scale)
@@ -210,11 +212,50 @@ def dense_grid(cases: int) -> None:
               f"{int(worse_than_start)}")
 
 
+def against_reference(repeats: int = 200) -> None:
+    """qbo's fit against bench/scale_reference.py's (written independently) on the same
+    statistics: the centred problem's first m of 20 arms, 100 to 20,000 draws an arm of means
+    0.5 + 0.01 N(0, 1), SE, lambda 0.25; CPU microseconds a fit, least of 3 runs of ``repeats``."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scale_reference as reference
+
+    from qbo.algorithms.lengthscale.mle import BOUNDS, N_STARTS, XTOL
+    from qbo.algorithms.lengthscale.mle_search import fit
+
+    print("5. one fit, qbo's (mle_search.fit) against the scale reference's (mle_fit), the same statistics: "
+          "CPU us a fit, theta, s")
+    rng = np.random.default_rng(3)
+    for m in (4, 8, 20):
+        X = np.linspace(0.0, 1.0, 20)[:m, None]
+        W = rng.integers(100, 20001, m).astype(float)
+        b = np.round(W * (0.5 + 0.01 * rng.standard_normal(m)))
+        U, D2, B, h, out = np.arange(m), (X - X.T) ** 2, np.zeros((m, m)), np.zeros(m), np.empty(4)
+        for fit_scale in (False, True):
+            def ours():
+                fit(X, W, b, 0, 0.25, 1.0, fit_scale, N_STARTS, GRID, SCALE_GRID, XTOL, BOUNDS, out)
+                return out[0], out[1]
+
+            def theirs():
+                return reference.mle_fit(D2, U, m, W, b, 0.25, 1.0, fit_scale, GRID, SCALE_GRID, N_STARTS, XTOL, B, h)
+
+            row = []
+            for fn in (ours, theirs):
+                result = fn()  # compiled or loaded from numba's cache
+                cpu = min(_timed(lambda: [fn() for _ in range(repeats)])[1] for _ in range(3))
+                row.append((1e6 * cpu / repeats, *result))
+            name = "mle+outputscale" if fit_scale else "mle"
+            print(f"   {m:2d} arms {name:16s} qbo {row[0][0]:7.1f} us ({row[0][1]:.6g}, {row[0][2]:.6g})   "
+                  f"reference {row[1][0]:7.1f} us ({row[1][1]:.6g}, {row[1][2]:.6g})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--cases", type=int, default=100, help="random statistics of section 4")
-    parser.add_argument("--sections", default="1,2,3,4")
+    parser.add_argument("--sections", default="1,2,3,4,5")
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     if "1" in sections:
@@ -225,6 +266,8 @@ def main() -> None:
         runs(args.calls)
     if "4" in sections:
         dense_grid(args.cases)
+    if "5" in sections:
+        against_reference()
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ def test_the_search_finds_the_refined_optimum_of_a_dense_grid():
 
 def _fit(points, stats, kernel, lam, scale, fit_scale):
     out = np.empty(4)
-    fit(points, stats.W, stats.b, KERNEL_CODES[kernel], lam, scale, fit_scale, N_STARTS, GRID, SCALE_GRID, XTOL, BOUNDS, out)
+    fit(points, stats.W, stats.b, KERNEL_CODES[kernel], lam, scale, fit_scale, N_STARTS, GRID, SCALE_GRID, XTOL, BOUNDS,
+        out)
     return out
 
 

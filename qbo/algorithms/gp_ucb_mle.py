@@ -175,8 +175,8 @@ class MLEStepper:
 
 
 @jit
-def _prepare(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray,
-             mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray,
+def _prepare(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray,
+             points: np.ndarray, mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray,
              row_of: np.ndarray, W: np.ndarray, b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray,
              state: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """The posterior at the (theta, s) in hand from the statistics, where it lags them."""
@@ -187,8 +187,8 @@ def _prepare(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, boun
 
 
 @jit
-def _refit_hyperparameters(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray,
-                           points: np.ndarray, mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray,
+def _refit_hyperparameters(fitting: np.ndarray, grid: np.ndarray, scale_grid: np.ndarray, bounds: np.ndarray,
+                           params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray, V: np.ndarray, K: np.ndarray,
                            L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray, b: np.ndarray,
                            n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray, work: np.ndarray,
                            out: np.ndarray) -> None:
@@ -220,8 +220,8 @@ def _told(j: int, y: float, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarra
 
 @jit
 def _tell_rounds(arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid: np.ndarray,
-                 scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
-                 V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
+                 scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray,
+                 E: np.ndarray, V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
                  b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray,
                  work: np.ndarray, out: np.ndarray) -> None:
     """The rounds (``arms``, ``values``) into the statistics, in order, without fitting (a replay)."""
@@ -232,8 +232,8 @@ def _tell_rounds(arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid
 @jit
 def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: np.ndarray, second: np.ndarray,
             rng: np.random.Generator, arms: np.ndarray, values: np.ndarray, fitting: np.ndarray, grid: np.ndarray,
-            scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray,
-            V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
+            scale_grid: np.ndarray, bounds: np.ndarray, params: np.ndarray, points: np.ndarray, mu: np.ndarray,
+            E: np.ndarray, V: np.ndarray, K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, row_of: np.ndarray, W: np.ndarray,
             b: np.ndarray, n: np.ndarray, total: np.ndarray, info: np.ndarray, state: np.ndarray, work: np.ndarray,
             out: np.ndarray) -> int:
     """Up to ``count`` rounds from round ``done + 1`` (module docstring); stop early (rounds
@@ -244,8 +244,8 @@ def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: n
         if int(state[ROWS]) == V.shape[0] and V.shape[0] < m:
             return k
         t = done + k + 1
-        _prepare(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info,
-                 state, work, out)
+        _prepare(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of, W, b, n, total,
+                 info, state, work, out)
         multiplier, scale = beta_at(t, m, beta), params[SCALE]
         arm, best = 0, -math.inf
         for j in range(m):
@@ -257,6 +257,6 @@ def _rounds(count: int, done: int, beta: np.ndarray, coins: np.ndarray, first: n
         arms[k], values[k] = arm, y
         _told(arm, y, arm_of, row_of, W, b, n, total, state)
         if int(state[TOLD]) % every == 0 and state[ROWS] >= 2.0:
-            _refit_hyperparameters(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of, W, b,
-                                   n, total, info, state, work, out)
+            _refit_hyperparameters(fitting, grid, scale_grid, bounds, params, points, mu, E, V, K, L, arm_of, row_of,
+                                   W, b, n, total, info, state, work, out)
     return count

@@ -29,8 +29,8 @@ from qbo.algorithms.lengthscale.mle_search import fit
 from qbo.gp.cholesky import ArmStats, whitened_cholesky
 from qbo.gp.kernels import make_kernel
 
-__all__ = ["BOUNDS", "GRID", "KERNEL_CODES", "LENGTHSCALE_BOUNDS", "N_STARTS", "OUTPUTSCALE_BOUNDS", "SCALE_GRID", "XTOL",
-           "fit_hyperparameters", "negative_log_likelihood"]
+__all__ = ["BOUNDS", "GRID", "KERNEL_CODES", "LENGTHSCALE_BOUNDS", "N_STARTS", "OUTPUTSCALE_BOUNDS", "SCALE_GRID",
+           "XTOL", "fit_hyperparameters", "negative_log_likelihood"]
 
 LENGTHSCALE_BOUNDS = (1e-3, 10.0)
 OUTPUTSCALE_BOUNDS = (1e-3, 1e3)

@@ -248,8 +248,8 @@ def fit(points: np.ndarray, W: np.ndarray, b: np.ndarray, code: int, lam: float,
 
     ``points`` (m x d) the arms, ``W`` and ``b`` (m) each arm's weight sum and weighted reward
     sum (``qbo.gp.cholesky.ArmStats``; arms with W = 0 unobserved), kernel ``code`` (0 SE, 1-3
-    Matern 1/2, 3/2, 5/2: ``qbo.algorithms.gp_ucb_refit.KERNEL_CODES``), ``lam`` lambda, ``scale`` the output scale (kept unless
-    ``fit_scale``), ``grid`` the starts' grid of ``log theta`` (ascending, its ends the
+    Matern 1/2, 3/2, 5/2: ``qbo.algorithms.gp_ucb_refit.KERNEL_CODES``), ``lam`` lambda,
+    ``scale`` the output scale (kept unless ``fit_scale``), ``grid`` the starts' grid of ``log theta`` (ascending, its ends the
     bounds), ``scale_grid`` that of ``log s`` (used where ``fit_scale``), ``tol`` Brent's
     absolute tolerance in the logs, ``bounds`` (theta's, then the output scale's: lower, upper)
     those the grids' ends are the logs of. ``out`` gets theta, the output scale (each clamped to
