@@ -45,6 +45,9 @@ def test_iae_on_hardware_holds_an_over_rotation_that_a_simulator_label_misses():
         assert d["rotation_widening"] > 0.04 and 0 < d["rotation_sd"] < 0.1 and d["rotation_shift"] > 0
         assert hw.ci_low == max(sim.ci_low - d["rotation_widening"], 0.0)
         assert "over-rotation of Q the counts cannot exclude" in hw.note and "--twirl" in hw.note
+        need = d["calls_for_epsilon"]  # the widening's sd shrinks as calls^-1/2: far more calls than spent
+        assert need is None or need >= hw.oracle_calls * (d["rotation_widening"] / 0.005) ** 2 * (1 - 1e-9)
+        assert sim.diagnostics["calls_for_epsilon"] is None or need is None or need > sim.diagnostics["calls_for_epsilon"]
 
 
 def test_held_rotation_of_k0_rounds_is_nothing():

@@ -215,6 +215,8 @@ class CalibrationAwareIAE:
             est, held = _hold_over_rotation(self, est, oracle, executor)
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
+        if held is not None and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
+            diagnostics["calls_for_epsilon"] = _calls_past_rotation(diagnostics["calls_for_epsilon"], est, held, eps_unit)
         name = self.snapshot.name
         if device.hopeless:
             depth = (f"the predicted noise bias is at least half the range at every usable Grover power: "
@@ -258,6 +260,16 @@ def _hold_over_rotation(cfg: CalibrationAwareIAE, est: Estimate, oracle: Oracle,
     low, high = max(est.ci_low - widen, oracle.low), min(est.ci_high + widen, oracle.high)
     reached = 0.5 * (high - low) <= cfg.iae.epsilon * (1 + 1e-9) and not held.flagged
     return replace(est, ci_low=low, ci_high=high, reached_epsilon=reached), held
+
+
+def _calls_past_rotation(calls: float, est: Estimate, held: HeldRotation, eps_unit: float) -> float | None:
+    """The honest calls to reach eps with the over-rotation held: the widening's sd shrinks as
+    calls^-1/2 (expected information grows with the shots), so half of eps is left to it after
+    about calls_spent (widening / (eps / 2))^2; the larger of that and the pads' ``calls``.
+    None when the counts do not resolve an over-rotation at all, or one is flagged."""
+    if not math.isfinite(held.widening) or held.flagged:
+        return None
+    return max(calls, est.oracle_calls * (held.widening / (0.5 * eps_unit)) ** 2)
 
 
 def _rotation_note(held: HeldRotation, scale: float) -> str:
