@@ -235,6 +235,28 @@ class ProfileFit:
             return 0.0, 1.0
         return stat, float(chdtrc(1, stat))
 
+    def rotation_statistic(self) -> float:
+        """The score statistic for an over-rotation, ungated (``rotation`` reports 0 below
+        ``ROTATION_SD``, where the test false-alarms; a bound on delta must still use it)."""
+        return self._cached("statistic", self._statistic)
+
+    def _statistic(self) -> float:
+        data = self.data()
+        if len(data.ks) < 2:
+            return 0.0
+        f = self.fit
+        return rotation_score(f.theta, f.u, f.v, data, self.at_fit())[0]
+
+    def rotation_lever(self) -> float:
+        """d theta* / d delta: how far the fitted theta moves per radian of over-rotation
+        (``rotation_information``; White 1982)."""
+        return self._cached("lever", self._lever)
+
+    def _lever(self) -> float:
+        f = self.fit
+        ks, shots, scales = self.terms()
+        return rotation_information(f.theta, f.u, f.v, ks, shots, self.at_fit(), scales)[1]
+
     def rotation_reach(self) -> tuple[float, float, float]:
         """(sd, detectable, shift): the sd (rad) with which all the data resolve an
         over-rotation delta of every Grover step (expected efficient information at the fit,
