@@ -16,6 +16,7 @@ from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
 from qbo.qmc.mlae_design import Schedule
+from qbo.qmc.mlae_fit import ProfileFit
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.likelihood import (
@@ -738,8 +739,6 @@ def test_counts_at_one_end_give_at_least_the_exact_one_sided_bound(n0, n1, ones)
     one-sided binomial bound (Clopper and Pearson 1934). The chi2_1 threshold (5.02 at s alpha =
     0.025) stopped short of it (-2 log 0.025 = 7.38), and early stops at the ends of the range
     missed (docs/mlae.md, "Counts at one end")."""
-    from qbo.qmc.mlae_fit import ProfileFit
-
     fit = ProfileFit(DecayPrior(), ALPHA, 0.5, 1e-2, 1e-3)
     fit.rounds = [Round(0, n0, n0 if ones else 0), Round(1, n1, n1 if ones else 0)]
     fit.refit(whole=True)

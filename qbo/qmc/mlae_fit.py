@@ -95,6 +95,9 @@ class ProfileFit:
         theta kept has P(all zeros | theta) >= s alpha P(all zeros | theta_hat), so the interval
         holds the exact one-sided binomial bound at level s alpha (Clopper and Pearson 1934).
         Early stops at the ends of the range missed before (docs/mlae.md, "Counts at one end")."""
+        return self._cached("threshold", self._threshold)
+
+    def _threshold(self) -> float:
         data = Pooled.of(self.rounds)
         if data.ks.size and (not data.ones.any() or np.array_equal(data.ones, data.shots)):
             return max(self.c_final, -2.0 * math.log(self.alpha * self.stop_share))
