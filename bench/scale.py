@@ -34,9 +34,18 @@ reference's loop alone, which charged python's and numpy's start to qbo only.)
 ``qbo.algorithms.gp_ucb_cholesky``); its reference keeps the same O(m s) posterior as an
 inverse (bench/scale_reference.py). ``gp-ucb-a-gp-ucb`` (``qbo.algorithms.gp_ucb_schedule``)
 and ``gp-ucb-lb`` (``qbo.algorithms.gp_ucb_balanced``) are gp-ucb with A-GP-UCB's and
-LB-GP-UCB's length scales, each against a reference of the same algorithm. ``gp-ucb-mle`` is
-a compact unit without a kernel of its own (stepped in Python, ``qbo.algorithms.gp_ucb_steps``),
-against gp-ucb's rank-one reference with a fixed length scale (what the GP alone costs).
+LB-GP-UCB's length scales, and ``gp-ucb-mle`` (``qbo.algorithms.gp_ucb_mle``) with the MLE
+baseline's (a marginal-likelihood fit after every call), each against a reference of the same
+algorithm (the MLE reference runs qbo's search constants, ``qbo.algorithms.lengthscale.mle``).
+A fit costs O(s^3) a likelihood evaluation in the s arms played so far, so the MLE rows say
+how many arms each run played (``arms``, ``ref arms``): ``gp-ucb-mle-berkenkamp`` is the MLE
+baseline on berkenkamp-bernoulli (``PROBLEM``), ``gp-ucb-mle-outputscale`` the baseline with
+the output scale fit too (``mle+outputscale``: a search over log s in every likelihood value
+of the search over log theta).
+
+    OPENBLAS_NUM_THREADS=1 nice python bench/scale.py --learners gp-ucb-mle --horizons 1e4,1e5,1e6
+    OPENBLAS_NUM_THREADS=1 nice python bench/scale.py --learners gp-ucb-mle-berkenkamp,gp-ucb-mle-outputscale \
+        --horizons 1e4,1e5
     python bench/speed.py --sections scale
 """
 
@@ -67,22 +76,23 @@ LEARNERS = {  # name: (algorithm, algorithm options)
     "gp-ucb-lb": ("gp-ucb", {"lengthscale": "lb"}),  # qbo.algorithms.gp_ucb_balanced
     "tv-gp-ucb": ("tv-gp-ucb", {}),  # qbo.algorithms.tv_gp_ucb_kernel; eps = 0 on a static problem
     "tv-gp-ucb-forgetting": ("tv-gp-ucb", {"eps": 0.01}),  # the seed's forgetting rate
-    # a compact unit stepped in Python (qbo.algorithms.gp_ucb_steps): no kernel of its own
-    "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),
+    "gp-ucb-mle": ("gp-ucb", {"lengthscale": "mle"}),  # qbo.algorithms.gp_ucb_mle
+    "gp-ucb-mle-berkenkamp": ("gp-ucb", {"lengthscale": "mle"}),  # on a problem where it plays many arms
+    "gp-ucb-mle-outputscale": ("gp-ucb", {"lengthscale": "mle+outputscale"}),  # the 2-D search
 }
+PROBLEM = {"gp-ucb-mle-berkenkamp": "berkenkamp-bernoulli"}  # the problem of a learner not on the centred one
 DEFAULT_LEARNERS = ("thompson", "thompson-gaussian", "kl-ucb", "gp-ucb", "gp-ucb-cholesky", "gp-ts", "linucb",
                     "gp-ucb-rff", "gp-ucb-a-gp-ucb", "gp-ucb-lb", "tv-gp-ucb", "tv-gp-ucb-forgetting")
 # O(m M^2) a call for M = 100 features (like the policy's feature-space form): about 1e-4 s a call
 # compiled, so T = 1e6 would take minutes for qbo and the reference each; it runs up to this T
-MAX_T = {"gp-ucb-rff": 10**5, "gp-ucb-mle": 10**3}
-# the reference of a learner without its own: gp-ucb's rank-one loop with the fixed length scale
-# (a lower bound of what an adaptive length scale costs)
-REFERENCE = {"gp-ucb-mle": "gp-ucb"}
+MAX_T = {"gp-ucb-rff": 10**5}
+# the reference of a learner without its own (none now; gp-ucb-mle had gp-ucb's while it was stepped in Python)
+REFERENCE: dict[str, str] = {}
 
 
 def _config(learner: str, budget: int) -> dict:
     algorithm, options = LEARNERS[learner]
-    return {"problem": "synthetic-bernoulli-centred", "algorithms": [algorithm], "budget": budget, "trials": 1,
+    return {"problem": PROBLEM.get(learner, "synthetic-bernoulli-centred"), "algorithms": [algorithm], "budget": budget, "trials": 1,
             "algorithm_options": {algorithm: options} if options else {}}
 
 
@@ -117,6 +127,18 @@ def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def _arms_played(folder: Path) -> str:
+    """The distinct arms in a run folder's call files ("-" where the unit kept none)."""
+    import numpy as np
+
+    from qbo.experiments.compact import CALL_DTYPE
+
+    files = sorted((folder / "calls").glob("*.calls"))
+    if not files:
+        return "-"
+    return str(np.unique(np.concatenate([np.fromfile(f, dtype=CALL_DTYPE)["arm"] for f in files])).size)
+
+
 # ---------------------------------------------------------------------------- the reference
 
 def reference_params(learner: str, path: Path) -> None:
@@ -146,7 +168,17 @@ def reference_params(learner: str, path: Path) -> None:
             raise SystemExit(f"the TV-GP-UCB reference has Bogunovic et al.'s beta only, got {policy.config.beta!r}")
         post = policy.posterior
         params |= {"K": post.kernel_matrix, "lam": post.lam, "a": decay(post.eps, 1.0)}
-    if learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
+    if learner.startswith("gp-ucb-mle"):  # the GP, the refit cadence and the search's constants
+        from qbo.algorithms.lengthscale.mle import GRID, N_STARTS, SCALE_GRID, XTOL
+
+        s = policy.surrogate.settings
+        if s.kernel != "se":
+            raise SystemExit("the MLE reference has the SE kernel only")
+        params |= {"X": s.arms, "lam": s.lam, "delta": policy.config.delta, "theta0": policy.surrogate.theta,
+                   "scale": policy.surrogate.scale, "fit_scale": policy.surrogate.fit_outputscale,
+                   "every": policy.surrogate.every, "grid": GRID, "scale_grid": SCALE_GRID, "starts": N_STARTS,
+                   "tol": XTOL}
+    elif learner in ("gp-ucb-a-gp-ucb", "gp-ucb-lb"):  # the schedule and GP (the reference evaluates the SE kernel)
         s = policy.surrogate.settings
         if s.kernel != "se":
             raise SystemExit(f"the length-scale references have the SE kernel only, got {s.kernel!r}")
@@ -177,8 +209,9 @@ def scale(learners: list[str], horizons: list[int]) -> None:
     """Print the tables (module docstring)."""
     script, reference = str(Path(__file__).resolve()), str(Path(__file__).resolve().parent / "scale_reference.py")
     rows, jit = [], []
-    print(f"{'learner':18s} {'T':>9s} {'CPU s':>8s} {'run s':>7s} {'loop s':>7s} {'ref s':>7s} {'ref all':>7s} "
-          f"{'ratio':>6s} {'ratio (all)':>11s} {'RSS MB':>7s} {'ref MB':>7s} {'B/call':>7s}")
+    print(f"{'learner':22s} {'T':>9s} {'CPU s':>8s} {'run s':>7s} {'loop s':>7s} {'ref s':>7s} {'ref all':>7s} "
+          f"{'ratio':>6s} {'ratio (all)':>11s} {'RSS MB':>7s} {'ref MB':>7s} {'B/call':>7s} {'arms':>5s} "
+          f"{'ref arms':>8s}")
     with tempfile.TemporaryDirectory() as tmp:
         for learner in learners:
             params = f"{tmp}/{learner}.npz"
@@ -200,21 +233,23 @@ def scale(learners: list[str], horizons: list[int]) -> None:
                 ref_all, ref_rss, ref_text = ref(budget)
                 ref_loop = json.loads(ref_text)["cpu"]
                 loop = max(run - fixed, 0.0)
-                print(f"{learner:18s} {budget:9.0e} {cpu:8.2f} {run:7.2f} {loop:7.2f} {ref_loop:7.2f} {ref_all:7.2f} "
+                ref_arms = json.loads(ref_text)["arms"]
+                print(f"{learner:22s} {budget:9.0e} {cpu:8.2f} {run:7.2f} {loop:7.2f} {ref_loop:7.2f} {ref_all:7.2f} "
                       f"{loop / ref_loop:6.2f} {cpu / ref_all:11.2f} {rss:7.0f} {ref_rss:7.0f} "
-                      f"{_folder_bytes(out) / budget:7.2f}", flush=True)
+                      f"{_folder_bytes(out) / budget:7.2f} {_arms_played(out):>5s} "
+                      f"{'-' if ref_arms is None else ref_arms:>8}", flush=True)
     print("CPU s: the whole qbo child (imports included); run s: inside run_experiment; loop s: run s less the "
           "least of three runs at T = 100; ref s: the reference's loop; ref all: the whole reference child "
-          "(python, numpy, numba, its cached kernel, the loop); ratio: loop s / ref s; ratio (all): CPU s / ref all")
+          "(python, numpy, numba, its cached kernel, the loop); ratio: loop s / ref s; ratio (all): CPU s / ref all; "
+          "arms: the distinct arms qbo's run played (its call file); ref arms: the reference's (MLE baseline only)")
     capped = {k: v for k, v in MAX_T.items() if k in learners and any(h > v for h in horizons)}
     if capped:
-        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call, mle is "
-              f"stepped in Python): {capped}")
+        print(f"not run above these T (MAX_T in bench/scale.py: rff is O(m M^2) a call): {capped}")
     print("\nnumba's compile, whole-child CPU s at T = 100: cold (an empty NUMBA_CACHE_DIR, every kernel compiles) "
           "and warm (the on-disk cache, as in the table)")
-    print(f"{'learner':18s} {'qbo cold':>9s} {'qbo warm':>9s} {'ref cold':>9s} {'ref warm':>9s}")
+    print(f"{'learner':22s} {'qbo cold':>9s} {'qbo warm':>9s} {'ref cold':>9s} {'ref warm':>9s}")
     for learner, qbo_cold, ref_cold, qbo_warm, ref_warm in jit:
-        print(f"{learner:18s} {qbo_cold:9.2f} {qbo_warm:9.2f} {ref_cold:9.2f} {ref_warm:9.2f}")
+        print(f"{learner:22s} {qbo_cold:9.2f} {qbo_warm:9.2f} {ref_cold:9.2f} {ref_warm:9.2f}")
 
 
 def main() -> None:

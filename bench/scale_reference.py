@@ -6,11 +6,15 @@ numba, run in a process of its own that imports numpy and numba only (never qbo)
 PARAMS.npz (written by bench/scale.py from qbo's problem and policy, so both run the same
 arm means and the same model constants): ``means``, ``gaps`` and, per learner, ``K``, ``lam``,
 ``delta``, ``P``, ``linear``, ``R``, ``S``, ``L``, and for A-GP-UCB the arm points ``X``
-and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``, for TV-GP-UCB
+and its schedule ``theta0``, ``t0``, ``power`` and output scale ``scale``, for the MLE
+baseline the initial length scale ``theta0``, ``scale``, whether the output scale is fit too
+(``fit_scale``), the refit cadence ``every`` and the search's constants (``grid`` of log theta,
+``scale_grid`` of log s, ``starts``, Brent's ``tol``), for TV-GP-UCB
 ``a`` = (1 - eps)^{1/2}, and for the GP-UCB policies their beta schedule ``bmode``,
 ``bconst``, ``bscale`` (``ucb_beta``). Prints one JSON line: ``cpu``, the loop's CPU
 seconds; ``first``, the CPU seconds of a first call at T = 100 (numba's on-disk cache loaded,
-or a compile where the cache is cold); ``regret``.
+or a compile where the cache is cold); ``regret``; ``arms``, the distinct arms played (the MLE
+baseline's; null for the others).
 
 The kernels are compiled with ``cache=True``, as qbo's (``qbo.algorithms.jit``), so a warm
 reference process loads its machine code from disk exactly as a warm qbo process does: neither
@@ -409,6 +413,239 @@ def a_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale,
 
 
 @numba.njit(cache=True)
+def mle_neg_log_lik(D2, U, nu, count, total, lam, scale, theta, B, h):
+    """-log N(ybar_U; 0, K_UU + lam diag(1/n_U)) of the observed arms U[:nu] at length scale
+    theta and output scale ``scale`` (SE kernel), by the Cholesky factor of B (written into
+    ``B``); inf where B is not positive definite in floating point."""
+    inv2 = 0.5 / (theta * theta)
+    for a in range(nu):
+        for c in range(a + 1):
+            x = scale * math.exp(-D2[U[a], U[c]] * inv2)
+            if a == c:
+                x += lam / count[U[a]]
+            for k in range(c):
+                x -= B[a, k] * B[c, k]
+            if a == c:
+                if x <= 0.0:
+                    return np.inf
+                B[a, a] = math.sqrt(x)
+            else:
+                B[a, c] = x / B[c, c]
+    value = 0.5 * nu * math.log(2.0 * math.pi)
+    for a in range(nu):
+        x = total[U[a]] / count[U[a]]
+        for k in range(a):
+            x -= B[a, k] * h[k]
+        h[a] = x / B[a, a]
+        value += 0.5 * h[a] * h[a] + math.log(B[a, a])
+    return value
+
+
+@numba.njit(cache=True)
+def downhill(f, i):
+    """From index i of the values f, to a neighbour of lesser value while there is one (the lower on ties)."""
+    n = f.shape[0]
+    while True:
+        j = i
+        if i > 0 and f[i - 1] < f[j]:
+            j = i - 1
+        if i < n - 1 and f[i + 1] < f[j]:
+            j = i + 1
+        if j == i:
+            return i
+        i = j
+
+
+@numba.njit(cache=True)
+def brent_step(lo, hi, x, w, v, fx, fw, fv, step, last, tol):
+    """One step of Brent's minimiser (golden section or a parabola through x, w, v) in [lo, hi]:
+    (done, the point to evaluate, step, last)."""
+    golden = 0.5 * (3.0 - math.sqrt(5.0))
+    mid = 0.5 * (lo + hi)
+    if abs(x - mid) <= 2.0 * tol - 0.5 * (hi - lo):
+        return True, x, step, last
+    use_golden = True
+    if abs(last) > tol and np.isfinite(fx) and np.isfinite(fw) and np.isfinite(fv):
+        r = (x - w) * (fx - fv)
+        q = (x - v) * (fx - fw)
+        p = (x - v) * q - (x - w) * r
+        q = 2.0 * (q - r)
+        if q > 0.0:
+            p = -p
+        q = abs(q)
+        if abs(p) < abs(0.5 * q * last) and q * (lo - x) < p < q * (hi - x):
+            last, step = step, p / q
+            use_golden = False
+            if x + step - lo < 2.0 * tol or hi - (x + step) < 2.0 * tol:
+                step = tol if x < mid else -tol
+    if use_golden:
+        last = (hi - x) if x < mid else (lo - x)
+        step = golden * last
+    return False, x + (step if abs(step) >= tol else (tol if step > 0.0 else -tol)), step, last
+
+
+@numba.njit(cache=True)
+def scale_profile(D2, U, nu, count, total, lam, theta, sgrid, tol, B, h, fs):
+    """min over log s of the NLL at theta: the best point of ``sgrid`` (the first on ties),
+    downhill along it, then Brent in that point's bracket of neighbours: (NLL, log s)."""
+    n = sgrid.shape[0]
+    for i in range(n):
+        fs[i] = mle_neg_log_lik(D2, U, nu, count, total, lam, math.exp(sgrid[i]), theta, B, h)
+    i = downhill(fs, int(np.argmin(fs)))
+    lo, hi = sgrid[max(i - 1, 0)], sgrid[min(i + 1, n - 1)]
+    x = w = v = sgrid[i]
+    fx = fw = fv = fs[i]
+    step = last = 0.0
+    while True:
+        done, u, step, last = brent_step(lo, hi, x, w, v, fx, fw, fv, step, last, tol)
+        if done:
+            break
+        fu = mle_neg_log_lik(D2, U, nu, count, total, lam, math.exp(u), theta, B, h)
+        if fu <= fx:
+            if u < x:
+                hi = x
+            else:
+                lo = x
+            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
+        else:
+            if u < x:
+                lo = u
+            else:
+                hi = u
+            if fu <= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu <= fv or v == x or v == w:
+                v, fv = u, fu
+    if fx < fs[i]:
+        return fx, x
+    return fs[i], sgrid[i]
+
+
+@numba.njit(cache=True)
+def mle_objective(D2, U, nu, count, total, lam, scale, fit_scale, v, sgrid, tol, B, h, fs):
+    """(NLL, log s) at log theta = v: at the fixed ``scale``, or its profile over log s."""
+    if fit_scale:
+        return scale_profile(D2, U, nu, count, total, lam, math.exp(v), sgrid, tol, B, h, fs)
+    return mle_neg_log_lik(D2, U, nu, count, total, lam, scale, math.exp(v), B, h), math.log(scale)
+
+
+@numba.njit(cache=True)
+def mle_fit(D2, U, nu, count, total, lam, scale, fit_scale, grid, sgrid, starts, tol, B, h):
+    """(theta, s) of least NLL: the objective (``mle_objective``) on ``grid`` (log theta), from
+    each of the ``starts`` best grid points downhill along the grid to a point no neighbour
+    beats, then Brent's golden-section / parabolic search in that point's bracket of neighbours,
+    started there (each such point once); the best value seen wins, the first on ties."""
+    n = grid.shape[0]
+    f, logs, fs = np.empty(n), np.empty(n), np.empty(sgrid.shape[0])
+    for i in range(n):
+        f[i], logs[i] = mle_objective(D2, U, nu, count, total, lam, scale, fit_scale, grid[i], sgrid, tol, B, h, fs)
+    order = np.argsort(f, kind="mergesort")  # stable: ties to the lower index
+    best_x, best_f, best_s = grid[order[0]], f[order[0]], logs[order[0]]
+    seen = np.zeros(n, dtype=np.bool_)
+    for s in range(min(starts, n)):
+        i = downhill(f, order[s])
+        if seen[i]:
+            continue
+        seen[i] = True
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n - 1)]
+        x = w = v = grid[i]
+        fx = fw = fv = f[i]
+        xs = logs[i]
+        step = last = 0.0
+        while True:
+            done, u, step, last = brent_step(lo, hi, x, w, v, fx, fw, fv, step, last, tol)
+            if done:
+                break
+            fu, us = mle_objective(D2, U, nu, count, total, lam, scale, fit_scale, u, sgrid, tol, B, h, fs)
+            if fu <= fx:
+                if u < x:
+                    hi = x
+                else:
+                    lo = x
+                v, fv, w, fw, x, fx, xs = w, fw, x, fx, u, fu, us
+            else:
+                if u < x:
+                    lo = u
+                else:
+                    hi = u
+                if fu <= fw or w == x:
+                    v, fv, w, fw = w, fw, u, fu
+                elif fu <= fv or v == x or v == w:
+                    v, fv = u, fu
+        if fx < best_f:
+            best_x, best_f, best_s = x, fx, xs
+    return math.exp(best_x), (math.exp(best_s) if fit_scale else scale)
+
+
+@numba.njit(cache=True)
+def mle_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, scale0, fit_scale, every, grid, sgrid, starts, tol,
+               bmode, bconst, bscale, count):
+    """GP-UCB with the marginal-likelihood length scale (Ziomek et al. 2024 Sec. 5's MLE baseline;
+    the policy's beta, SE kernel): after every ``every``-th tell with two arms observed, the
+    length scale (and, ``fit_scale``, the output scale) of ``mle_fit``; each round the exact
+    posterior at those in hand, formed afresh from the per-arm counts (into ``count``) and sums
+    (B = K_UU + lam diag(1/n_U) = R R^T, C = R^-1 K_U, mu = C^T R^-1 ybar_U,
+    var = diag K - colsum C^2, O(m u^2 + u^3))."""
+    np.random.seed(seed)
+    m, d = X.shape
+    D2 = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            acc = 0.0
+            for c in range(d):
+                acc += (X[i, c] - X[j, c]) ** 2
+            D2[i, j] = acc
+    total = np.zeros(m)
+    R, C, h, U = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m, dtype=np.int64)
+    B, hb, mu, var = np.zeros((m, m)), np.zeros(m), np.zeros(m), np.zeros(m)
+    theta, scale, nu, regret = theta0, scale0, 0, 0.0
+    for t in range(1, budget + 1):
+        inv2 = 0.5 / (theta * theta)
+        for a in range(nu):  # R R^T = K_UU + lam diag(1/n_U)
+            for b in range(a + 1):
+                x = scale * math.exp(-D2[U[a], U[b]] * inv2) + (lam / count[U[a]] if a == b else 0.0)
+                for k in range(b):
+                    x -= R[a, k] * R[b, k]
+                R[a, b] = math.sqrt(x) if a == b else x / R[b, b]
+        for a in range(nu):  # C = R^-1 K_U, h = R^-1 ybar_U
+            for j in range(m):
+                x = scale * math.exp(-D2[U[a], j] * inv2)
+                for k in range(a):
+                    x -= R[a, k] * C[k, j]
+                C[a, j] = x / R[a, a]
+            x = total[U[a]] / count[U[a]]
+            for k in range(a):
+                x -= R[a, k] * h[k]
+            h[a] = x / R[a, a]
+        for j in range(m):
+            x, y = 0.0, scale
+            for a in range(nu):
+                x += C[a, j] * h[a]
+                y -= C[a, j] * C[a, j]
+            mu[j], var[j] = x, y
+        beta = ucb_beta(t, m, delta, bmode, bconst, bscale)
+        arm, top = 0, -np.inf
+        for i in range(m):
+            x = mu[i] + beta * math.sqrt(max(var[i], 0.0))
+            if x > top:
+                arm, top = i, x
+        y = 1.0 if np.random.random() < means[arm] else 0.0
+        if count[arm] == 0.0:  # keep U ascending, as the likelihood's arms
+            at = nu
+            while at > 0 and U[at - 1] > arm:
+                U[at] = U[at - 1]
+                at -= 1
+            U[at] = arm
+            nu += 1
+        count[arm] += 1.0
+        total[arm] += y
+        if t % every == 0 and nu >= 2:
+            theta, scale = mle_fit(D2, U, nu, count, total, lam, scale, fit_scale, grid, sgrid, starts, tol, B, hb)
+        regret += gaps[arm]
+    return regret
+
+
+@numba.njit(cache=True)
 def lb_gp_ucb(means, gaps, budget, seed, X, lam, delta, theta0, t0, power, scale, norm, noise, bmode, bconst, bscale):
     """LB-GP-UCB (Ziomek et al. 2024 Alg. 1; the policy's beta, SE kernel): one exact GP per
     candidate length scale theta_0 e^{-i/d} (an m x m covariance, a rank-one Kalman step a
@@ -511,7 +748,13 @@ def main() -> None:
     means, gaps = params["means"], params["gaps"]
     # the GP-UCB policies' beta schedule (``ucb_beta``): mode, constant, theorem 1's scale
     beta = (int(params["bmode"]), float(params["bconst"]), float(params["bscale"])) if "bmode" in params else ()
-    if learner == "gp-ucb-lb":
+    count = np.zeros(means.shape[0])  # the MLE reference's per-arm counts: the arms played
+    if learner.startswith("gp-ucb-mle"):
+        run = lambda b: mle_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
+                                   float(params["theta0"]), float(params["scale"]), bool(params["fit_scale"]),
+                                   int(params["every"]), params["grid"], params["scale_grid"], int(params["starts"]),
+                                   float(params["tol"]), *beta, count)
+    elif learner == "gp-ucb-lb":
         run = lambda b: lb_gp_ucb(means, gaps, b, 1, params["X"], float(params["lam"]), float(params["delta"]),  # noqa: E731
                                   float(params["theta0"]), float(params["t0"]), float(params["power"]),
                                   float(params["scale"]), float(params["norm"]), float(params["noise"]), *beta)
@@ -538,8 +781,11 @@ def main() -> None:
     run(100)  # the cache's load (or a compile where it is cold)
     first = time.process_time() - start
     start = time.process_time()
+    count[:] = 0.0
     regret = run(budget)
-    print(json.dumps({"cpu": time.process_time() - start, "first": first, "regret": regret}))
+    cpu = time.process_time() - start
+    arms = int(np.count_nonzero(count)) if learner.startswith("gp-ucb-mle") else None
+    print(json.dumps({"cpu": cpu, "first": first, "regret": regret, "arms": arms}))
 
 
 if __name__ == "__main__":

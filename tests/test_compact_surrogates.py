@@ -16,6 +16,7 @@ import qbo.experiments.compact as compact_module
 import qbo.experiments.journal as journal_module
 import qbo.experiments.runner as runner
 from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.gp_ucb_mle import MLEStepper
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.execution import make_executor
 from qbo.experiments.assembly import make_policy_for, problem_for_trial
@@ -46,8 +47,9 @@ def _table(problem, executor) -> RewardTable:
     return RewardTable.of(*(np.array(c) for c in zip(*rows)), np.array([float(problem.regret(i)) for i in range(len(rows))]))
 
 
-# compiled loops: the Cholesky posterior, A-GP-UCB, LB-GP-UCB on rank-one posteriors
-# (tests/test_gp_ucb_cholesky.py, test_gp_ucb_schedule.py, test_gp_ucb_balanced.py)
+# compiled loops: the Cholesky posterior, A-GP-UCB, LB-GP-UCB on rank-one posteriors, MLE
+# (tests/test_gp_ucb_cholesky.py, test_gp_ucb_schedule.py, test_gp_ucb_balanced.py, test_gp_ucb_mle.py);
+# MLE's Python stepper is what its compiled loop is checked against
 @pytest.mark.parametrize("options", SURROGATES[2:])
 def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
     config = _config(options, budget=120)
@@ -61,15 +63,15 @@ def test_the_python_stepper_plays_what_the_policys_ask_and_tell_play(options):
         arms.append(query.arm)
         values.append(value)
     twin, rng = make_policy_for(config, "gp-ucb", problem), np.random.default_rng(3)
-    stepper = twin.stepper()
-    assert type(stepper) is SurrogateStepper
+    stepper = SurrogateStepper(twin)
+    assert type(twin.stepper()) is (SurrogateStepper if options.get("lengthscale") != "mle" else MLEStepper)
     a, v = np.empty(config.budget, np.int64), np.empty(config.budget)
     stepper.run(50, _table(problem, executor), rng, a, v)
     stepper.run(70, _table(problem, executor), rng, a[50:], v[50:])
     assert a.tolist() == arms and v.tolist() == values
     assert rng.bit_generator.state == executor.rng.bit_generator.state
     again = make_policy_for(config, "gp-ucb", problem)
-    again.stepper().replay(a, v)
+    SurrogateStepper(again).replay(a, v)
     for ours, theirs in ((again, policy), (twin, policy)):  # the same model, bit for bit
         assert ours.lengthscale == theirs.lengthscale
         assert all(np.array_equal(x, y) for x, y in zip(ours.posterior(), theirs.posterior()))

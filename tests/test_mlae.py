@@ -16,6 +16,7 @@ from qbo.grover import cache_key
 from qbo.oracles import bernoulli
 from qbo.qmc import AutoEstimator, MaximumLikelihoodAE, make_estimator
 from qbo.qmc.mlae_design import Schedule
+from qbo.qmc.mlae_fit import ProfileFit
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.result import Round
 from qbo.qmc.likelihood import (
@@ -728,3 +729,35 @@ def test_on_a_real_device_the_interval_holds_the_over_rotation_it_cannot_exclude
             sim = estimator.estimate(bernoulli(a), ModelExecutor(a, target="aer:model_executor", **kw))
             assert sim.diagnostics["rotation_widening"] in (None, 0.0)
     assert covered == 8
+
+
+@settings(max_examples=25, deadline=None)
+@given(n0=st.integers(1, 200), n1=st.integers(1, 200), ones=st.booleans())
+def test_counts_at_one_end_give_at_least_the_exact_one_sided_bound(n0, n1, ones):
+    """All zeros (or all ones) at k = 0 and k = 1: the likelihood is the tail probability itself,
+    so the interval must hold every theta with P(those counts | theta) >= s alpha, the exact
+    one-sided binomial bound (Clopper and Pearson 1934). The chi2_1 threshold (5.02 at s alpha =
+    0.025) stopped short of it (-2 log 0.025 = 7.38), and early stops at the ends of the range
+    missed (docs/mlae.md, "Counts at one end")."""
+    fit = ProfileFit(DecayPrior(), ALPHA, 0.5, 1e-2, 1e-3)
+    fit.rounds = [Round(0, n0, n0 if ones else 0), Round(1, n1, n1 if ones else 0)]
+    fit.refit(whole=True)
+
+    def log_p(theta):  # log P(the counts | theta)
+        p0, p1 = math.sin(theta) ** 2, math.sin(3 * theta) ** 2
+        if ones:
+            return n0 * math.log(max(p0, 1e-300)) + n1 * math.log(max(p1, 1e-300))
+        return n0 * math.log(max(1 - p0, 1e-300)) + n1 * math.log(max(1 - p1, 1e-300))
+
+    target = math.log(ALPHA * 0.5)  # P(counts | theta_hat) = 1 at theta_hat = 0 (or pi / 2)
+    lo, hi = (0.0, math.pi / 6) if not ones else (math.pi / 3, math.pi / 2)  # P monotone on the side the fit is on
+    for _ in range(80):  # bisect for the exact bound on that side
+        mid = 0.5 * (lo + hi)
+        inside = log_p(mid) >= target
+        lo, hi = (mid, hi) if inside != ones else (lo, mid)
+    exact = 0.5 * (lo + hi)
+    step = (math.pi / 2) / 1024
+    if ones:
+        assert fit.fit.low <= exact + step and fit.fit.high == pytest.approx(math.pi / 2, abs=step)
+    else:
+        assert fit.fit.high >= exact - step and fit.fit.low == pytest.approx(0.0, abs=step)

@@ -25,7 +25,7 @@ from qbo.algorithms.base import PolicyBase, Query, argmax_lowest, check_float, c
 from qbo.algorithms.beta import bogunovic, check_beta, practical, theorem1, theory
 from qbo.algorithms.gp_ucb_steps import SurrogateStepper
 from qbo.algorithms.models import NOISE_CASES, GPModelConfig, build_surrogate
-from qbo.algorithms.lengthscale.surrogates import BalancedSurrogate, FixedSurrogate, ScheduleSurrogate
+from qbo.algorithms.lengthscale.surrogates import BalancedSurrogate, FixedSurrogate, MLESurrogate, ScheduleSurrogate
 from qbo.algorithms.staged import StagedPolicy, resolve_alpha
 from qbo.gp.arms import ArmPosterior, ArmStack
 from qbo.gp.cholesky import CholeskyArmPosterior
@@ -230,8 +230,9 @@ class GPUCB(_SurrogatePolicy):
         its first observation (``qbo.algorithms.gp_ucb_cholesky``) or on random Fourier
         features (``qbo.algorithms.feature_kernel``); A-GP-UCB's schedule
         (``qbo.algorithms.gp_ucb_schedule``) and LB-GP-UCB on rank-one posteriors
-        (``qbo.algorithms.gp_ucb_balanced``) before their first observation; stepped in Python
-        on any other surrogate (MLE, LB-GP-UCB on other posteriors: ``qbo.algorithms.gp_ucb_steps``)."""
+        (``qbo.algorithms.gp_ucb_balanced``) and the MLE refits (``qbo.algorithms.gp_ucb_mle``)
+        before their first observation; stepped in Python on any other surrogate (LB-GP-UCB on
+        other posteriors: ``qbo.algorithms.gp_ucb_steps``)."""
         model = self.surrogate.model if type(self.surrogate) is FixedSurrogate else None
         if type(model) is ArmPosterior:
             from qbo.algorithms.gp_ucb_kernel import GPUCBStepper  # numba is imported where it is used
@@ -254,6 +255,10 @@ class GPUCB(_SurrogatePolicy):
             from qbo.algorithms.gp_ucb_balanced import BalancedStepper
 
             return BalancedStepper(self)
+        if type(self.surrogate) is MLESurrogate and self.surrogate.stats.n == 0:
+            from qbo.algorithms.gp_ucb_mle import MLEStepper
+
+            return MLEStepper(self)
         return SurrogateStepper(self)
 
 

@@ -11,10 +11,8 @@ Dai et al. Eq. (3) with eps = 1), so the loop keeps those, O(m), and the Cholesk
 
 * where theta_t differs from the length scale of the posterior in hand (g(t) changed: every
   round once t^p >= t0, never while t^p < t0, never at all for p = 0), the posterior is
-  refit from the statistics at theta_t: the kernel rows of the observed arms (s x m),
-  ``L = chol(S K_UU S + lambda I)``, ``V = L^{-1} S K_{U,:}``, ``E = colsum(V^2)``, the mean
-  ``V^T L^{-1} S ybar`` and the information gain ``sum log L_ii - s/2 log lambda``
-  (``CholeskyArmPosterior.from_stats``'s maths): O(m s^2 + s^3) a round;
+  refit from the statistics at theta_t (``qbo.algorithms.gp_ucb_refit.refit``,
+  ``CholeskyArmPosterior.from_stats``'s maths): O(m s^2 + s^3) a round;
 * where theta_{t+1} = theta_t, round t's reward updates the posterior in place as
   ``qbo.algorithms.gp_ucb_cholesky`` does (the Kalman update and a rank-one downdate, a new
   arm's row with its kernel column at theta_t, rows moved last by ski rental): O(m s);
@@ -49,11 +47,11 @@ import numpy as np
 from qbo.algorithms.compiled import RewardTable
 from qbo.algorithms.gp_ucb_cholesky import _tell, _tell_new
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
+from qbo.algorithms.gp_ucb_refit import KERNEL_CODES, grown_rows, kernel_row, refit
 from qbo.algorithms.jit import draw_reward, jit
 
-__all__ = ["KERNEL_CODES", "ScheduleStepper"]
+__all__ = ["ScheduleStepper", "growth_at"]
 
-KERNEL_CODES = {"se": 0, "matern12": 1, "matern32": 2, "matern52": 3}  # the stationary kernels (qbo.gp.kernels)
 # params: theta_0, t0, power, outputscale, kernel code, lambda
 # state: rows s, downdate rebuilds, (unused), (unused), rows moved, g of the posterior in hand
 # (0: none), stale (1: the posterior in hand lags the statistics), refits at a theta change
@@ -94,17 +92,9 @@ class ScheduleStepper:
         self._grow(min(16, m))
 
     def _grow(self, cap: int) -> None:
-        """Room for ``cap`` observed arms (``CholeskyStepper._grow``)."""
-        m = self._mu.shape[0]
-
-        def grown(old: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-            new = np.zeros(shape, dtype=old.dtype)
-            new[tuple(slice(0, n) for n in old.shape)] = old
-            return new
-
-        self._V, self._K = grown(self._V, (cap, m)), grown(self._K, (cap, m))
-        self._L = grown(self._L, (cap, cap))
-        self._arm_of, self._W, self._b = grown(self._arm_of, (cap,)), grown(self._W, (cap,)), grown(self._b, (cap,))
+        """Room for ``cap`` observed arms (``gp_ucb_refit.grown_rows``) and the downdate's scratch."""
+        self._V, self._K, self._L, self._arm_of, self._W, self._b = grown_rows(cap, self._V, self._K, self._L,
+                                                                               self._arm_of, self._W, self._b)
         self._scratch = np.zeros((max(cap, 7), cap + 1))
 
     def _full(self) -> bool:
@@ -183,77 +173,12 @@ def growth_at(t: int, params: np.ndarray) -> float:
 
 
 @jit
-def _kernel_row(params: np.ndarray, g: float, points: np.ndarray, j: int, out: np.ndarray) -> None:
-    """``out[i] = k_theta(x_i, x_j)`` at ``theta = theta_0 / g`` (``qbo.gp.kernels``: r = ||x - x'|| / theta)."""
-    theta, scale, code = params[0] / g, params[3], params[4]
-    m, d = points.shape
-    for i in range(m):
-        acc = 0.0
-        for c in range(d):
-            diff = points[i, c] - points[j, c]
-            acc += diff * diff
-        r = math.sqrt(acc) / theta
-        if code == 0:
-            out[i] = scale * math.exp(-0.5 * r * r)
-        elif code == 1:
-            out[i] = scale * 1.0 * math.exp(-r)
-        elif code == 2:
-            z = math.sqrt(3.0) * r
-            out[i] = scale * (1.0 + z) * math.exp(-z)
-        else:
-            z = math.sqrt(5.0) * r
-            out[i] = scale * (1.0 + z + z * z / 3.0) * math.exp(-z)
-
-
-@jit
 def _refit_at(g: float, params: np.ndarray, points: np.ndarray, mu: np.ndarray, E: np.ndarray, V: np.ndarray,
               K: np.ndarray, L: np.ndarray, arm_of: np.ndarray, W: np.ndarray, b: np.ndarray, info: np.ndarray,
-              state: np.ndarray, work: np.ndarray, scratch: np.ndarray) -> None:
-    """The posterior from the statistics at ``theta_0 / g`` (module docstring)."""
-    s, lam, m = int(state[0]), params[5], mu.shape[0]
-    for r in range(s):
-        _kernel_row(params, g, points, arm_of[r], K[r])
-    # L = chol(S K_UU S + lambda I) and V = L^{-1} S K_{U,:}: gp_ucb_cholesky._refit's sums, each
-    # element's in its order, with the loops over the m columns innermost (contiguous rows)
-    sw, z = work[0], work[1]
-    for i in range(s):
-        sw[i] = math.sqrt(W[i])
-    for i in range(s):  # Cholesky-Banachiewicz, by rows
-        for k in range(i + 1):
-            acc = sw[i] * K[k, arm_of[i]] * sw[k] + (lam if i == k else 0.0)
-            for t in range(k):
-                acc -= L[i, t] * L[k, t]
-            L[i, k] = math.sqrt(acc) if i == k else acc / L[k, k]
-        for k in range(i + 1, L.shape[1]):
-            L[i, k] = 0.0
-    for i in range(s):
-        row, krow, x = V[i], K[i], sw[i]
-        for col in range(m):
-            row[col] = x * krow[col]
-        for t in range(i):
-            above, c = V[t], L[i, t]
-            for col in range(m):
-                row[col] -= c * above[col]
-        d = L[i, i]
-        for col in range(m):
-            row[col] = row[col] / d
-    for i in range(s):  # z = L^{-1} S ybar
-        acc = sw[i] * (b[i] / W[i])
-        for k in range(i):
-            acc -= L[i, k] * z[k]
-        z[i] = acc / L[i, i]
-    for col in range(m):
-        E[col], mu[col] = 0.0, 0.0
-    for i in range(s):  # E = colsum(V^2), mu = V^T z, each summed over the rows in order
-        row, x = V[i], z[i]
-        for col in range(m):
-            v = row[col]
-            E[col] += v * v
-            mu[col] += v * x
-    logdet = 0.0
-    for i in range(s):
-        logdet += math.log(L[i, i])
-    info[0] = logdet - 0.5 * s * math.log(lam)
+              state: np.ndarray, work: np.ndarray) -> None:
+    """The posterior from the statistics at ``theta_0 / g`` (module docstring; ``gp_ucb_refit.refit``)."""
+    info[0] = refit(int(params[4]), params[0] / g, params[3], params[5], points, int(state[0]), mu, E, V, K, L,
+                    arm_of, W, b, work)
     state[G_NOW], state[STALE] = g, 0.0
     state[THETA_REFITS] += 1.0
 
@@ -266,7 +191,7 @@ def _prepare(t: int, params: np.ndarray, points: np.ndarray, kdiag: np.ndarray, 
     """Round t's posterior in hand: refit where theta_t is not the posterior's or it lags."""
     g = growth_at(t, params)
     if g != state[G_NOW] or state[STALE] != 0.0:
-        _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work, scratch)
+        _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work)
 
 
 @jit
@@ -279,10 +204,10 @@ def _told(t: int, j: int, y: float, params: np.ndarray, points: np.ndarray, kdia
     lam, g = params[5], state[G_NOW]
     if growth_at(t + 1, params) == g:
         if state[STALE] != 0.0:  # a replay's deferred refit, now needed
-            _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work, scratch)
+            _refit_at(g, params, points, mu, E, V, K, L, arm_of, W, b, info, state, work)
         if not _tell(lam, j, y, kdiag, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info, state, work, scratch):
             kcol = work[3]
-            _kernel_row(params, g, points, j, kcol)
+            kernel_row(int(params[4]), params[0] / g, params[3], points, j, kcol)
             _tell_new(lam, kcol, j, y, kdiag, mu, E, V, K, L, arm_of, row_of, W, b, n, total, info, state, work,
                       scratch)
         return

@@ -1,9 +1,10 @@
 """``gp-ucb``'s rounds stepped in Python where it has no compiled kernel (a ``Stepper``).
 
-``gp-ucb`` with an adaptive length scale (MLE; LB-GP-UCB on the Cholesky posterior or random
-features: ``qbo.algorithms.lengthscale.surrogates``; A-GP-UCB and LB-GP-UCB on rank-one
-posteriors have compiled loops from their first round, ``qbo.algorithms.gp_ucb_schedule``,
-``qbo.algorithms.gp_ucb_balanced``), or on the Cholesky posterior whose
+``gp-ucb`` with an adaptive length scale (LB-GP-UCB on the Cholesky posterior or random
+features: ``qbo.algorithms.lengthscale.surrogates``; A-GP-UCB, LB-GP-UCB on rank-one
+posteriors and the MLE refits have compiled loops from their first round,
+``qbo.algorithms.gp_ucb_schedule``, ``qbo.algorithms.gp_ucb_balanced``,
+``qbo.algorithms.gp_ucb_mle``), a surrogate that has already seen data, or on the Cholesky posterior whose
 model has already seen data (a fresh one has a compiled loop, ``qbo.algorithms.gp_ucb_cholesky``),
 still makes one classical call a round, so its unit can be compact (``qbo.experiments.compact``:
 a call file and records at checkpoints) even though its round stays Python and numpy: each round is the policy's own
@@ -11,9 +12,9 @@ a call file and records at checkpoints) even though its round stays Python and n
 ``surrogate.tell(t, arm, y, 1, beta_t)``, Srinivas et al. Eq. (6)), and the reward is the draw
 of ``qbo.sampling.classical_sampler`` (``rng.binomial(1, p_first)``), so the arms, rewards and
 records are those of the unit stepped a stage at a time, bit for bit. What it saves is the
-stage loop's records, not the model's cost: an MLE refit (L-BFGS-B every ``mle_every`` tells)
-or an A-GP-UCB refit (O(m u^2 + u^3) every round, where it has seen data) is as slow as before
-(docs/runs.md).
+stage loop's records, not the model's cost: an MLE refit (every ``mle_every`` tells) or an
+A-GP-UCB refit (O(m u^2 + u^3) every round), where the surrogate has seen data, is as slow as
+before (docs/runs.md).
 """
 
 from __future__ import annotations

@@ -61,7 +61,10 @@ from qbo.qmc.base import run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation
 from qbo.qmc.inputs import accepts_user_inputs
+from qbo.qmc.mlae import calibration_prior
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
+from qbo.qmc.mlae_fit import shallow_interval
+from qbo.qmc.over_rotation import HeldRotation, held_by_iae, held_interval, on_real_device
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
@@ -208,8 +211,13 @@ class CalibrationAwareIAE:
         if device.iae.epsilon != self.iae.epsilon:  # ran to a reachable eps: the verdict is on the asked one
             reached = est.half_width <= self.iae.epsilon * (1 + 1e-9)
             est = replace(est, epsilon=self.iae.epsilon, reached_epsilon=reached)
+        held = None
+        if on_real_device(est.target) and not device.hopeless:  # hardware can over-rotate Q coherently
+            est, held, widen = _hold_over_rotation(self, est, oracle, executor)
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
+        if held is not None and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
+            diagnostics["calls_for_epsilon"] = _calls_past_rotation(diagnostics["calls_for_epsilon"], est, held, widen, eps_unit)
         name = self.snapshot.name
         if device.hopeless:
             depth = (f"the predicted noise bias is at least half the range at every usable Grover power: "
@@ -229,8 +237,65 @@ class CalibrationAwareIAE:
                     f"{name}: plain rounds ran; {note}")
             diagnostics.update(mitigation_skipped=True)
         if not est.reached_epsilon:
-            note = f"eps={self.iae.epsilon} not reached on {name}: {note}; " + _reach_note(diagnostics)
+            blocked = held is not None and (not math.isfinite(widen) or held.flagged)  # the pads' floor is not what limits it
+            reach = "an over-rotation of Q limits it (below)" if blocked else _reach_note(diagnostics)
+            note = f"eps={self.iae.epsilon} not reached on {name}: {note}; {reach}"
+        if held is not None:
+            scale = oracle.high - oracle.low
+            finite = lambda x: x if math.isfinite(x) else None  # noqa: E731  (JSON has no inf)
+            diagnostics.update(rotation_score=held.score, rotation_p_value=held.p_value, rotation_sd=finite(held.sd),
+                               rotation_shift=held.shift * scale, rotation_widening=finite(widen * scale))
+            note = f"{note}; {_rotation_note(held, widen, scale)}"
         return replace(est, note=note, diagnostics=diagnostics)
+
+
+def _hold_over_rotation(cfg: CalibrationAwareIAE, est: Estimate, oracle: Oracle,
+                        executor: Executor) -> tuple[Estimate, HeldRotation, float]:
+    """``est`` widened to hold the over-rotation of Q its counts cannot exclude
+    (``qbo.qmc.over_rotation``, read with the device's calibration prior), the facts, and the
+    widening (amplitude, the larger side; inf where only the k = 0 rounds bound it);
+    ``reached_epsilon`` False when the score test flags one, as MLAE's when its model does not fit."""
+    z = NormalDist().inv_cdf(1 - est.alpha / 2)
+    prior = calibration_prior(cfg.snapshot, oracle, executor)
+    a_low, a_high = (float(oracle.to_unit(x)) for x in (est.ci_low, est.ci_high))
+    held = held_by_iae(est.rounds, prior, float(oracle.to_unit(est.value)), est.alpha)
+    bounds = held_interval(a_low, a_high, held.lever, held.sd, held.score, z)
+    if bounds is None:  # the counts do not resolve delta at the fit: the k = 0 rounds alone bound a
+        low, high = shallow_interval([r for r in est.rounds if r.scale == 1], prior, est.alpha)
+        widen = math.inf
+    else:
+        low, high, _ = bounds
+        widen = max(0.0, a_low - low, high - a_high)
+    if widen == 0.0 and not held.flagged:
+        return est, held, 0.0
+    lo, hi = (float(oracle.to_reward(x)) for x in (low, high))
+    value = min(max(est.value, lo), hi)
+    reached = 0.5 * (hi - lo) <= cfg.iae.epsilon * (1 + 1e-9) and not held.flagged
+    return replace(est, value=value, ci_low=lo, ci_high=hi, reached_epsilon=reached), held, widen
+
+
+def _calls_past_rotation(calls: float, est: Estimate, held: HeldRotation, widen: float, eps_unit: float) -> float | None:
+    """The honest calls to reach eps with the over-rotation held: the widening's sd shrinks as
+    calls^-1/2 (expected information grows with the shots), so half of eps is left to it after
+    about calls_spent (widening / (eps / 2))^2; the larger of that and the pads' ``calls``.
+    None when the counts do not resolve an over-rotation at all, or one is flagged."""
+    if not math.isfinite(widen) or held.flagged:
+        return None
+    return max(calls, est.oracle_calls * (widen / (0.5 * eps_unit)) ** 2)
+
+
+def _rotation_note(held: HeldRotation, widen: float, scale: float) -> str:
+    tail = ("Pauli twirling (--twirl) turns coherent two-qubit errors into the decay the pads bound, but not an "
+            "over-rotation of Q's single-qubit rotations, and MLAE's check rounds (--method mlae --check-shots) "
+            "resolve one better")
+    if not math.isfinite(widen):
+        return ("on a real device an over-rotation of Q could move the estimate, and the counts do not resolve one at "
+                f"it (it sits at the end of the range): the interval is the k=0 rounds' own, which none moves; {tail}")
+    flagged = (f"the counts reject none at p={held.p_value:.2g}" if not held.flagged else
+               f"the counts show one (score {held.score:.1f}, p={held.p_value:.2g})")
+    return (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot exclude "
+            f"({flagged}; they resolve one to sd {held.sd:.2g} rad per Grover step), which widens it by up to "
+            f"{widen * scale:.3g} a side; {tail}")
 
 
 @caches.lru(maxsize=256)

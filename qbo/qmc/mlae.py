@@ -32,7 +32,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from qbo.execution.base import Compiling, Executor, Target
-from qbo.execution.targets import parse_target
 from qbo.grover import power_circuit
 from qbo.noise.blocks import TranspileCached
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
@@ -43,6 +42,7 @@ from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.likelihood import DecayPrior
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_report import report
+from qbo.qmc.over_rotation import on_real_device
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -56,16 +56,6 @@ CHECK_DESIGNS = ("greedy", "k0")
 # "Large budgets": the exact channels' fixed points and residuals on FakeKingston).
 OFFSET_SD = 0.02
 MODEL_ERROR = 0.02
-
-
-def on_real_device(target: str) -> bool:
-    """Whether ``target`` is real hardware (``Target.is_ibm``), which can over-rotate coherently;
-    the ``aer:``/``fake:`` simulators inject no coherent error. A label that names no target
-    (a test double's) is not hardware."""
-    try:
-        return parse_target(target).is_ibm
-    except ValueError:
-        return False
 
 
 def noiseless_target(target: str) -> bool:

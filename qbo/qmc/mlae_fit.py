@@ -64,7 +64,7 @@ class ProfileFit:
     """The rounds of one estimate and their fit (``refit``), interval and tests."""
 
     def __init__(self, prior: DecayPrior, alpha: float, stop_share: float, localise: float, gof_level: float) -> None:
-        self.prior, self.alpha, self.gof_level = prior, alpha, gof_level
+        self.prior, self.alpha, self.gof_level, self.stop_share = prior, alpha, gof_level, stop_share
         self.c_final = chi2_1_ppf(1 - alpha * stop_share)
         self.c_loc = chi2_1_ppf(1 - localise)
         self.rounds: list[Round] = []
@@ -86,6 +86,22 @@ class ProfileFit:
         """The prior with its offset at the fitted one: what the tests and the design's
         information read (they hold the offset fixed)."""
         return self.prior if self.fit is None or self.fit.f == self.prior.offset else replace(self.prior, offset=self.fit.f)
+
+    def threshold(self) -> float:
+        """The interval's threshold on 2 (l_max - l_p): ``c_final`` (chi2_1 at 1 - s alpha), or,
+        where every count sits at one end (no ones at all, or only ones), -2 log(s alpha) when
+        that is larger. There the likelihood is the tail probability itself, P(all zeros | theta),
+        and the chi2_1 calibration of the ratio fails at the boundary; with -2 log(s alpha) every
+        theta kept has P(all zeros | theta) >= s alpha P(all zeros | theta_hat), so the interval
+        holds the exact one-sided binomial bound at level s alpha (Clopper and Pearson 1934).
+        Early stops at the ends of the range missed before (docs/mlae.md, "Counts at one end")."""
+        return self._cached("threshold", self._threshold)
+
+    def _threshold(self) -> float:
+        data = Pooled.of(self.rounds)
+        if data.ks.size and (not data.ones.any() or np.array_equal(data.ones, data.shots)):
+            return max(self.c_final, -2.0 * math.log(self.alpha * self.stop_share))
+        return self.c_final
 
     def profiled(self, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return profile_nuisances(grid, self.data(), self.prior)
@@ -125,7 +141,7 @@ class ProfileFit:
         if centres.size == 0:
             return
         fine, ll, _, _, _ = self._fine
-        threshold = self.c_final * f.phi
+        threshold = self.threshold() * f.phi
         near = centres[2 * (float(ll.max()) - self.profiled(centres)[0]) <= threshold + ALIAS_SLACK]
         if near.size == 0:
             return
@@ -163,7 +179,7 @@ class ProfileFit:
             j = int(np.argmax(ll))
             phi = self.dispersion(float(grid[j]), float(u[j]), float(v[j]), float(off[j]))
             lr = 2 * (ll.max() - ll)
-            inside = np.flatnonzero(lr <= max(self.c_loc, self.c_final * phi))  # the hull holds the interval too
+            inside = np.flatnonzero(lr <= max(self.c_loc, self.threshold() * phi))  # the hull holds the interval too
             step = (hi - lo) / (GRID - 1)
             grow_lo = inside[0] == 0 and lo > 0
             grow_hi = inside[-1] == GRID - 1 and hi < math.pi / 2
@@ -177,7 +193,7 @@ class ProfileFit:
         fine = np.linspace(loc_lo, loc_hi, GRID)
         ll, u, v, off = self.profiled(fine)
         i = int(np.argmax(ll))
-        low, high = crossings(fine, 2 * (ll[i] - ll), self.c_final * phi)
+        low, high = crossings(fine, 2 * (ll[i] - ll), self.threshold() * phi)
         self.fit = Fit(float(fine[i]), float(u[i]), float(v[i]), low, high, loc_lo, loc_hi, float(off[i]), phi)
         self._fine = (fine, ll, u, v, off)
 
@@ -222,6 +238,28 @@ class ProfileFit:
             return 0.0, 1.0
         return stat, float(chdtrc(1, stat))
 
+    def rotation_statistic(self) -> float:
+        """The score statistic for an over-rotation, ungated (``rotation`` reports 0 below
+        ``ROTATION_SD``, where the test false-alarms; a bound on delta must still use it)."""
+        return self._cached("statistic", self._statistic)
+
+    def _statistic(self) -> float:
+        data = self.data()
+        if len(data.ks) < 2:
+            return 0.0
+        f = self.fit
+        return rotation_score(f.theta, f.u, f.v, data, self.at_fit())[0]
+
+    def rotation_lever(self) -> float:
+        """d theta* / d delta: how far the fitted theta moves per radian of over-rotation
+        (``rotation_information``; White 1982)."""
+        return self._cached("lever", self._lever)
+
+    def _lever(self) -> float:
+        f = self.fit
+        ks, shots, scales = self.terms()
+        return rotation_information(f.theta, f.u, f.v, ks, shots, self.at_fit(), scales)[1]
+
     def rotation_reach(self) -> tuple[float, float, float]:
         """(sd, detectable, shift): the sd (rad) with which all the data resolve an
         over-rotation delta of every Grover step (expected efficient information at the fit,
@@ -251,7 +289,7 @@ class ProfileFit:
         # the dispersion-scaled region can reach past the localisation hull: profile over all theta
         whole = np.linspace(0.0, math.pi / 2, GRID)
         ll = self.profiled(whole)[0]
-        low, high = crossings(whole, 2 * (ll.max() - ll) / phi, self.c_final)
+        low, high = crossings(whole, 2 * (ll.max() - ll) / phi, self.threshold())
         a_low, a_high = math.sin(low) ** 2, math.sin(high) ** 2
         s_low, s_high = shallow_interval(self.rounds, self.prior, self.alpha)
         return min(a_low, s_low), max(a_high, s_high)

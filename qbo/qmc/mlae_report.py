@@ -7,8 +7,8 @@ reachable under a fitting model; else the half-width that ``MAX_CALLS`` more cal
 leave, or the reached one when the model does not fit). The over-rotation diagnostics
 give the sd with which the data resolve a coherent error delta of every Grover step, the
 delta the score test flags with probability ``ROTATION_POWER``, and the first-order shift
-of the estimate per radian (White 1982's pseudo-true parameter). On a real device a note
-names an over-rotation the test cannot see that would move the estimate out of its interval.
+of the estimate per radian (White 1982's pseudo-true parameter). On a real device the
+interval holds every over-rotation the counts cannot exclude (``qbo.qmc.over_rotation``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import to_estimate
 from qbo.qmc.mlae_design import Schedule
-from qbo.qmc.mlae_fit import ROTATION_POWER, ROTATION_SD, shallow_value
+from qbo.qmc.mlae_fit import shallow_interval, shallow_value
+from qbo.qmc.over_rotation import held_interval
 from qbo.qmc.result import Estimate
 
 
@@ -47,10 +48,19 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         value = min(max(value, a_low), a_high)
         method_note += "; widened (model does not fit: dispersion-scaled, hull with the k=0 interval)"
     sd, detectable, shift = run.rotation_reach()
-    widen = rotation_widening(sd, rot, shift, run.z) if fits and real_device else 0.0
-    if 0.0 < widen < math.inf:  # a real device can over-rotate: hold every delta the counts cannot exclude
-        a_low, a_high = max(0.0, a_low - widen), min(1.0, a_high + widen)
-        method_note += "; widened by the over-rotation of Q the counts cannot exclude"
+    widen, held_rad, k0_only = 0.0, 0.0, False
+    if fits and real_device:  # a real device can over-rotate: hold every delta the counts cannot exclude
+        held = held_interval(a_low, a_high, run.rotation_lever(), sd, run.rotation_statistic(), run.z)
+        if held is None:  # the counts do not resolve delta here: only k = 0 counts bound a
+            a_low, a_high = shallow_interval(run.rounds, run.prior, run.alpha)
+            widen, k0_only = math.inf, True
+            method_note += "; the k=0 rounds' interval (the counts do not resolve an over-rotation of Q at the fit)"
+        else:
+            widen = max(0.0, a_low - held[0], held[1] - a_high)
+            a_low, a_high, held_rad = held
+            if widen > 0.0:
+                method_note += "; widened by the over-rotation of Q the counts cannot exclude"
+        value = min(max(value, a_low), a_high)
     reached = fits and 0.5 * (a_high - a_low) <= run.eps * (1 + 1e-9)
     scale = oracle.high - oracle.low
     diagnostics = reach_diagnostics(run, dev, dof, p, fits, method_note, scale, a_high - a_low)
@@ -72,32 +82,21 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
         note = (f"eps={run.cfg.epsilon} not reached ({run.stopped}); half-width "
                 f"{diagnostics['reachable_half_width']:.3g}; {need}")
-    moves = 0.5 * (a_high - a_low) / abs(shift) if shift else math.inf  # delta moving a by the half-width
-    if fits and real_device and not widen < math.inf and moves < detectable:  # a real device can over-rotate
-        if math.isfinite(detectable):
-            flags = (f"flags one reliably ({ROTATION_POWER:.0%}) only from about {detectable:.2g} rad (the "
-                     f"counts resolve one to sd {sd:.2g} rad)")
-        elif math.isfinite(sd):
-            flags = (f"does not test for one: the counts resolve one only to sd {sd:.2g} rad and the test "
-                     f"runs from sd {ROTATION_SD} rad")
-        else:
-            flags = "cannot see one in these counts"
-        size = f"{moves:.2g} rad" if math.isfinite(shift) else "unknown size"
-        blind = (f"a coherent over-rotation of Q of {size} per Grover step would move the estimate out "
-                 f"of its interval, yet the goodness of fit {flags}; Pauli twirling (--twirl) turns coherent "
-                 "errors into the decay the model fits, and check rounds (--check-shots) resolve one better")
-        note = f"{note}; {blind}" if note else blind
     if fits and f.phi > 1.0:
         scattered = (f"the interval is widened by the dispersion phi = {f.phi:.3g} (deviance {dev:.1f} on {dof} dof, "
                      "tempered by the model error): the counts scatter more than the decay model allows, so its "
                      f"likelihood threshold is scaled by phi (about {math.sqrt(f.phi):.2f}x the width)")
         note = f"{note}; {scattered}" if note else scattered
     if 0.0 < widen < math.inf:
-        held = widen / abs(shift)
         wider = (f"on a real device the interval holds every coherent over-rotation of Q the counts cannot "
-                 f"exclude (up to {held:.2g} rad per Grover step; the counts resolve one to sd {sd:.2g} rad), which "
-                 f"widens it by {widen * scale:.3g} each side; check rounds (--check-shots) resolve one better "
-                 "and Pauli twirling (--twirl) turns coherent two-qubit errors into the decay the model fits")
+                 f"exclude (up to {held_rad:.2g} rad per Grover step; the counts resolve one to sd {sd:.2g} rad), "
+                 f"which widens it by up to {widen * scale:.3g} a side; check rounds (--check-shots) resolve one "
+                 "better and Pauli twirling (--twirl) turns coherent two-qubit errors into the decay the model fits")
+        note = f"{note}; {wider}" if note else wider
+    if k0_only:
+        wider = ("on a real device an over-rotation of Q could move the fit, and the counts do not resolve one "
+                 "at it (the fit sits at the end of the range): the interval is the k=0 rounds' own, which no "
+                 "over-rotation moves; check rounds (--check-shots) resolve one")
         note = f"{note}; {wider}" if note else wider
     method = "mlae" if run.scales == (1,) else "mlae+zne"
     return to_estimate(
@@ -105,19 +104,6 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
         rounds=tuple(run.rounds), wall_time=wall_time, method=method, target=target,
         reached_epsilon=reached, note=note, diagnostics=diagnostics,
     )
-
-
-def rotation_widening(sd: float, score: float, shift: float, z: float) -> float:
-    """How far (amplitude) an over-rotation delta of every Grover step that the counts cannot
-    exclude moves the estimate, to first order: |da/d delta| (|delta_hat| + z sd), with
-    |delta_hat| = sqrt(score) sd from the score statistic (Neyman's C(alpha), delta_hat ~
-    U / I, score U^2 / I) and sd = I^-1/2 (White 1982: the fit converges to the pseudo-true
-    theta shifted by da/d delta delta). Infinite when the counts do not resolve delta at all."""
-    if shift == 0.0:
-        return 0.0
-    if not (math.isfinite(sd) and math.isfinite(shift)):
-        return math.inf
-    return abs(shift) * sd * (math.sqrt(max(score, 0.0)) + z)
 
 
 def reach_diagnostics(

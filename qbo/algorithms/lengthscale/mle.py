@@ -11,26 +11,36 @@ the likelihood of the per-arm weighted means ``ybar ~ N(0, K_UU + lambda diag(1/
     -log p = 1/2 z^T A^{-1} z + sum log diag L - 1/2 sum log W + u/2 log(2 pi),
     A = diag(s) K_UU diag(s) + lambda I,  s = sqrt(W),  z = s * ybar,  A = L L^T.
 
-Starts are a fixed log-spaced grid (the best ``n_starts`` grid points), so the fit is a pure
-function of the data: policies stay deterministic and replay-restorable.
+Starts are a fixed log-spaced grid (the best ``n_starts`` grid points), each searched locally by
+Brent's method (``qbo.algorithms.lengthscale.mle_search``, which says why not L-BFGS-B), so the
+fit is a pure function of the data: policies stay deterministic and replay-restorable, and a
+compiled loop (``qbo.algorithms.gp_ucb_mle``) calls the very same search.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve
 
-from qbo.gp.kernels import make_kernel
+from qbo.algorithms.gp_ucb_refit import KERNEL_CODES
+from qbo.algorithms.lengthscale.mle_search import fit
 from qbo.gp.cholesky import ArmStats, whitened_cholesky
+from qbo.gp.kernels import make_kernel
 
-__all__ = ["LENGTHSCALE_BOUNDS", "OUTPUTSCALE_BOUNDS", "fit_hyperparameters", "negative_log_likelihood"]
+__all__ = ["BOUNDS", "GRID", "KERNEL_CODES", "LENGTHSCALE_BOUNDS", "N_STARTS", "OUTPUTSCALE_BOUNDS", "SCALE_GRID",
+           "XTOL", "fit_hyperparameters", "negative_log_likelihood"]
 
 LENGTHSCALE_BOUNDS = (1e-3, 10.0)
 OUTPUTSCALE_BOUNDS = (1e-3, 1e3)
 GRID_POINTS = 16
+N_STARTS = 3
+# the starts' grids of log theta and (mle+outputscale) log s, their ends the bounds; one point a decade of s
+GRID = np.linspace(math.log(LENGTHSCALE_BOUNDS[0]), math.log(LENGTHSCALE_BOUNDS[1]), GRID_POINTS)
+SCALE_GRID = np.linspace(math.log(OUTPUTSCALE_BOUNDS[0]), math.log(OUTPUTSCALE_BOUNDS[1]), 7)
+XTOL = 1e-6  # Brent's absolute tolerance in log theta and log s: theta to a relative 1e-6
+BOUNDS = np.array(LENGTHSCALE_BOUNDS + OUTPUTSCALE_BOUNDS)  # mle_search.fit's clamp of what it returns
 
 
 def negative_log_likelihood(
@@ -49,45 +59,17 @@ def negative_log_likelihood(
     return 0.5 * quad + logdet + 0.5 * U.size * math.log(2.0 * math.pi)
 
 
-def _objective(kernel: str, arms: np.ndarray, stats: ArmStats, lam: float,
-               outputscale: float | None) -> Callable[[np.ndarray], float]:
-    """NLL as a function of ``log theta`` (and ``log s`` when ``outputscale`` is None)."""
-    def f(v: np.ndarray) -> float:
-        s = math.exp(v[1]) if outputscale is None else outputscale
-        return negative_log_likelihood(kernel, math.exp(v[0]), s, arms, stats, lam)
-    return f
-
-
-def _starts(f: Callable[[np.ndarray], float], fit_os: bool, n_starts: int) -> list[np.ndarray]:
-    """The ``n_starts`` best points of a fixed log-spaced grid (deterministic)."""
-    lo, hi = (math.log(b) for b in LENGTHSCALE_BOUNDS)
-    grid = [np.array([v]) for v in np.linspace(lo, hi, GRID_POINTS)]
-    if fit_os:
-        grid = [np.array([v[0], w]) for v in grid for w in np.log([0.1, 1.0, 10.0])]
-    values = [f(v) for v in grid]
-    order = np.argsort(values, kind="stable")[:n_starts]
-    return [grid[i] for i in order]
-
-
 def fit_hyperparameters(
     kernel: str, arms: np.ndarray, stats: ArmStats, lam: float, outputscale: float,
-    fit_outputscale: bool = False, n_starts: int = 3,
+    fit_outputscale: bool = False, n_starts: int = N_STARTS,
 ) -> tuple[float, float]:
-    """``(lengthscale, outputscale)`` maximising the marginal likelihood (multi-start
-    L-BFGS-B over log-parameters, Sec. 5 of the LB-GP-UCB paper); ``outputscale`` is kept
-    unless ``fit_outputscale``."""
-    f = _objective(kernel, arms, stats, lam, None if fit_outputscale else outputscale)
-    bounds = [tuple(math.log(b) for b in LENGTHSCALE_BOUNDS)]
-    if fit_outputscale:
-        bounds.append(tuple(math.log(b) for b in OUTPUTSCALE_BOUNDS))
-    from scipy.optimize import minimize  # lazy: only MLE refits need it
-
-    best_v, best_f = None, math.inf
-    for x0 in _starts(f, fit_outputscale, n_starts):
-        res = minimize(f, x0, method="L-BFGS-B", bounds=bounds)
-        if res.fun < best_f:
-            best_v, best_f = res.x, float(res.fun)
-    if best_v is None:  # every start failed: keep the grid's first point
-        best_v = _starts(f, fit_outputscale, 1)[0]
-    ls = math.exp(best_v[0])
-    return ls, (math.exp(best_v[1]) if fit_outputscale else outputscale)
+    """``(lengthscale, outputscale)`` maximising the marginal likelihood: the ``n_starts`` best
+    points of ``GRID``, each searched locally (``qbo.algorithms.lengthscale.mle_search``; Sec. 5
+    of the LB-GP-UCB paper used multi-start L-BFGS-B); ``outputscale`` is kept unless
+    ``fit_outputscale`` (then the profile over ``SCALE_GRID``)."""
+    if kernel not in KERNEL_CODES:
+        raise ValueError(f"the MLE fit needs a kernel in {tuple(KERNEL_CODES)}, got {kernel!r}")
+    out = np.empty(4)
+    fit(np.ascontiguousarray(arms, dtype=float), stats.W, stats.b, KERNEL_CODES[kernel], float(lam),
+        float(outputscale), bool(fit_outputscale), int(n_starts), GRID, SCALE_GRID, XTOL, BOUNDS, out)
+    return float(out[0]), float(out[1])

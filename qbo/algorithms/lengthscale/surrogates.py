@@ -123,8 +123,11 @@ class ScheduleSurrogate(_CachedDirect):
 
 class MLESurrogate(_CachedDirect):
     """MLE baseline (Sec. 5): after every ``every``-th tell, refit the length scale (and
-    the output scale if ``fit_outputscale``) by multi-start L-BFGS-B; ``theta_0`` is used until
-    two distinct arms have been observed (one point does not identify a length scale)."""
+    the output scale if ``fit_outputscale``) by a multi-start search of the marginal likelihood
+    (``mle.fit_hyperparameters``: grid starts, Brent's method where the paper used L-BFGS-B);
+    ``theta_0`` is used until two distinct arms have been observed (one point does not identify
+    a length scale). ``qbo.algorithms.gp_ucb_mle`` runs gp-ucb's rounds on it as a compiled
+    loop that calls the same fit on the same statistics."""
 
     def __init__(self, settings: SurrogateSettings, every: int = 1, fit_outputscale: bool = False) -> None:
         super().__init__(settings)

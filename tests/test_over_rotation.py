@@ -1,0 +1,109 @@
+"""Coherent over-rotation of Q on hardware (issue 24, item 2; qbo.qmc.over_rotation): the
+calibration-aware IAE's interval holds every over-rotation its counts cannot exclude on an
+``ibm:`` target, as MLAE's does, and nothing changes on a simulator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qbo.noise import load_snapshot
+from qbo.oracles import bernoulli
+from qbo.qmc import make_estimator
+from qbo.qmc.mlae import calibration_prior
+from qbo.qmc.over_rotation import held_by_iae, held_interval, on_real_device
+from qbo.qmc.result import Round
+from tests.support.bench import bench_module
+
+ModelExecutor = bench_module("mlae_coherent").ModelExecutor  # MLAE's model with an over-rotation delta of Q
+SNAPSHOT = load_snapshot("fake_torino")
+
+
+def _model() -> dict[str, float]:
+    """The device the estimator is told about: the depth model's contrasts and readout."""
+    prior = calibration_prior(SNAPSHOT, bernoulli(0.5))
+    return dict(a0=prior.a0, r=prior.r, p01=prior.p01, p10=prior.p10)
+
+
+def test_iae_on_hardware_holds_an_over_rotation_that_a_simulator_label_misses():
+    """delta = 0.1 rad a Grover step moves IAE's deep rounds by about sin(2 theta) delta / 2,
+    some 0.05 in amplitude, against a padded half-width near eps = 0.01: on a simulator label
+    (no coherent error assumed) the interval misses in every run below; on ``ibm:`` it is
+    widened (theta by K / (2K + 1) (|delta_hat| + z sd)) and holds a, with ``reached_epsilon`` False and the
+    note naming the over-rotation and --twirl."""
+    model = _model()
+    for i, a in enumerate((0.3, 0.45, 0.6)):
+        estimator = make_estimator("iae", 0.01, snapshot=SNAPSHOT)
+        sim = estimator.estimate(bernoulli(a), ModelExecutor(a, **model, delta=0.1, seed=i, target="fake:model"))
+        assert not sim.ci_low <= a <= sim.ci_high and "rotation_widening" not in sim.diagnostics
+        hw = estimator.estimate(bernoulli(a), ModelExecutor(a, **model, delta=0.1, seed=i, target="ibm:model_executor"))
+        d = hw.diagnostics
+        assert hw.rounds == sim.rounds  # the same counts: only the interval differs
+        assert hw.ci_low <= a <= hw.ci_high and not hw.reached_epsilon
+        assert d["rotation_widening"] > 0.04 and 0 < d["rotation_sd"] < 0.1 and d["rotation_shift"] > 0
+        assert hw.ci_low <= sim.ci_low and hw.ci_high >= sim.ci_high
+        assert max(sim.ci_low - hw.ci_low, hw.ci_high - sim.ci_high) == pytest.approx(d["rotation_widening"], rel=1e-12)
+        assert "over-rotation of Q the counts cannot exclude" in hw.note and "--twirl" in hw.note
+        need = d["calls_for_epsilon"]  # the widening's sd shrinks as calls^-1/2: far more calls than spent
+        assert need is None or need >= hw.oracle_calls * (d["rotation_widening"] / 0.005) ** 2 * (1 - 1e-9)
+        assert sim.diagnostics["calls_for_epsilon"] is None or need is None or need > sim.diagnostics["calls_for_epsilon"]
+
+
+def test_held_rotation_of_k0_rounds_is_nothing():
+    """Without a Grover step no over-rotation moves the estimate: no lever, nothing widened."""
+    prior = calibration_prior(SNAPSHOT, bernoulli(0.5))
+    held = held_by_iae([Round(0, 100, 40)], prior, 0.4, 0.05)
+    assert held.lever == 0.0 and not held.flagged
+    assert held_interval(0.3, 0.5, held.lever, held.sd, held.score, 1.96) == (0.3, 0.5, 0.0)
+
+
+def test_a_strong_over_rotation_is_held_while_the_test_is_still_gated():
+    """delta = 0.3 rad at a = 0.1: in these runs the counts resolve delta only to sd > 0.1 rad,
+    where the goodness of fit does not test (``ProfileFit.rotation`` reports 0), yet the score
+    is large; the bound on delta uses it, so the interval holds a (it missed with the gated score)."""
+    model = _model()
+    for seed in (1007, 1009):
+        est = make_estimator("iae", 0.01, snapshot=SNAPSHOT).estimate(
+            bernoulli(0.1), ModelExecutor(0.1, **model, delta=0.3, seed=seed, target="ibm:model_executor"))
+        assert est.diagnostics["rotation_sd"] > 0.1 and est.diagnostics["rotation_score"] > 4
+        assert est.ci_low <= 0.1 <= est.ci_high
+
+
+def test_mlae_at_the_end_of_the_range_falls_back_to_the_k0_rounds_on_hardware():
+    """All zeros at k = 0, 1 and 4 put MLAE's fit at theta = 0, where the information on delta
+    vanishes (sd infinite) while an over-rotation of -0.2 rad still moves the deep powers: the
+    interval was [0, 0.0025], 'reached', and missed a = 0.01. Now it is the k = 0 rounds' own,
+    which no over-rotation moves, not reached, and the note says why."""
+    model = _model()
+    for seed in (300, 301, 305):
+        est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
+            bernoulli(0.01), ModelExecutor(0.01, **model, delta=-0.2, seed=seed, target="ibm:model_executor"))
+        assert est.diagnostics["rotation_sd"] is None and est.diagnostics["rotation_widening"] is None
+        assert est.ci_low <= 0.01 <= est.ci_high and not est.reached_epsilon
+        assert "k=0 rounds' own" in est.note
+
+
+def test_only_ibm_targets_are_real_devices():
+    assert on_real_device("ibm:ibm_torino") and not on_real_device("fake:FakeTorino")
+    assert not on_real_device("aer:fake_torino") and not on_real_device("exact") and not on_real_device("a test double")
+
+
+@settings(max_examples=80, deadline=None)
+@given(low=st.floats(0.0, 1.0), width=st.floats(0.0, 1.0), lever=st.floats(-1.0, 1.0), sd=st.floats(1e-4, 2.0),
+       score=st.floats(0.0, 100.0), z=st.floats(0.5, 4.0))
+def test_held_interval_moves_theta_out_by_the_lever_times_the_excludable_delta(low, width, lever, sd, score, z):
+    """theta's ends move out by |lever| (sqrt(score) + z) sd, clipped to [0, pi / 2]: the held
+    interval contains the original and stays in [0, 1]; it grows with the score; no lever, no change."""
+    high = min(1.0, low + width)
+    a_low, a_high, held = held_interval(low, high, lever, sd, score, z)
+    assert 0.0 <= a_low <= low + 1e-12 and high - 1e-12 <= a_high <= 1.0
+    assert held == (0.0 if lever == 0.0 else pytest.approx(sd * (math.sqrt(score) + z), rel=1e-12))
+    step = abs(lever) * held
+    assert math.asin(math.sqrt(a_low)) == pytest.approx(max(0.0, math.asin(math.sqrt(low)) - step), abs=1e-9)
+    more = held_interval(low, high, lever, sd, score + 1.0, z)
+    assert more[0] <= a_low + 1e-15 and more[1] >= a_high - 1e-15
+    assert held_interval(low, high, 0.3, math.inf, score, z) is None
