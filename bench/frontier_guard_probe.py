@@ -3,10 +3,11 @@ section 12.3): re-runs the grid's job (same placement, spread, first seed, block
 options, so the same draws: its final regrets equal the grid's rows) in a kept temporary
 folder, with two read-only hooks, and prints one line per trial.
 
-``end`` is ``exhausted`` (the policy's stopping rule, ``QGPUCBResumable.exhausted``),
-``line5`` (the predicted cost did not fit, ``trial._measure`` returned None), ``guard`` (neither,
-and the last stage spent no call: the stage loop's zero-call guard of
-``qbo.experiments.trial.run_stages``) or ``budget``. ``exploit`` is the rest of T charged at
+``end`` is ``exhausted`` (the policy's stopping rule, ``QGPUCBResumable.exhausted``, read by a
+hook), ``guard`` (not that, and the last stage spent no call: the stage loop's zero-call guard
+of ``qbo.experiments.trial.run_stages``), ``line5`` (neither, yet the loop stopped before T:
+the predicted cost did not fit; a line-5 stop right after a zero-call stage would read as
+``guard``) or ``budget``. ``exploit`` is the rest of T charged at
 ``recommend()`` and the regret it added.
 
     nice python bench/frontier_guard_probe.py top 0.01 100     # seeds 100-109, ~35 CPU s
@@ -37,7 +38,7 @@ def main() -> None:
     placement, spread, first = args.placement, args.spread, args.first
     ends: list[str] = []  # one entry per trial: how its stage loop stopped (filled by the hooks)
 
-    stages, exhausted, measure = trial.run_stages, QGPUCBResumable.exhausted, trial._measure
+    stages, exhausted = trial.run_stages, QGPUCBResumable.exhausted
 
     def counted_stages(*args, **kwargs):
         ends.append("")
@@ -49,15 +50,8 @@ def main() -> None:
             ends[-1] = "exhausted"
         return value
 
-    def counted_measure(*args, **kwargs):
-        outcome = measure(*args, **kwargs)
-        if outcome is None:
-            ends[-1] = "line5"
-        return outcome
-
     runner.run_stages = counted_stages
     QGPUCBResumable.exhausted = property(counted_exhausted)
-    trial._measure = counted_measure
     options = resolve_options((("resume", True), ("beta", "theory"), ("delta", ONE_OVER_T)), HORIZON)
     config = ExperimentConfig(problem=PLACEMENT_PROBLEMS[placement], algorithms=("q-gp-ucb",), budget=HORIZON,
                               trials=BLOCK, seed=first, problem_options={"spread": spread},
@@ -69,7 +63,7 @@ def main() -> None:
         played = [r for r in mine if r["method"] != "exploit"]
         tail = [r for r in mine if r["method"] == "exploit"]
         zero = sum(1 for r in played if r["honest_calls"] == 0)
-        end = ends[t] or ("guard" if tail and played[-1]["honest_calls"] == 0 else "budget")
+        end = ends[t] or (("guard" if played[-1]["honest_calls"] == 0 else "line5") if tail else "budget")
         exploit = tail[0]["oracle_calls"] if tail else 0
         added = tail[0]["cum_regret"] - played[-1]["cum_regret"] if tail else 0.0
         print(f"| {first + t} | {len(played)} | {zero} | {end} | {played[-1]['cum_calls']} | {exploit} | "
