@@ -33,21 +33,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mlae_coherent import ModelExecutor  # noqa: E402  (a bench script beside this one)
+from noise import wilson_lower  # noqa: E402  (the Wilson bound bench/noise.py reports)
 
 from qbo.noise import load_snapshot  # noqa: E402
 from qbo.oracles import bernoulli  # noqa: E402
 from qbo.qmc import make_estimator  # noqa: E402
 from qbo.qmc.mlae import calibration_prior  # noqa: E402
-
-
-def wilson_low(k: int, n: int, z: float = 1.959964) -> float:
-    """Wilson score interval's lower end for k successes of n."""
-    if n == 0:
-        return 0.0
-    p = k / n
-    centre = p + z * z / (2 * n)
-    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
 
 
 def main() -> None:
@@ -90,7 +81,7 @@ def main() -> None:
                 sds.append(d["rotation_sd"] if d.get("rotation_sd") is not None else math.inf)
             n = len(amplitudes)
             names = "+".join(f"{k}:{v}" for k, v in sorted(ran.items()))
-            print(f"{method:>6s} {delta:6.3f} {names:>10s} {held:3d}/{n:<3d} {wilson_low(held, n):7.1%} {flagged:3d}/{n:<3d} "
+            print(f"{method:>6s} {delta:6.3f} {names:>10s} {held:3d}/{n:<3d} {wilson_lower(held, n):7.1%} {flagged:3d}/{n:<3d} "
                   f"{either:3d}/{n:<3d} {reached:3d}/{n:<3d} {np.mean(widths):7.4f} {np.mean(calls):7.0f} "
                   f"{np.median(sds):7.3f} {time.process_time() - start:6.1f}", flush=True)
 
