@@ -66,6 +66,7 @@ class _Deferral:
         self.depth = 0
         self.pending: int | None = None  # a signal held until the outermost block ends
         self.raised = False  # Interrupted was raised once; later signals are absorbed
+        self.busy = False  # ``handle`` or ``hold`` runs: a handler nested in it only notes its signal
 
     def __enter__(self) -> None:
         self.depth += 1
@@ -77,7 +78,27 @@ class _Deferral:
             raise Interrupted(self.pending)
 
     def handle(self, signum: int, frame: object) -> None:
-        if signum == signal.SIGALRM and _alarm.ticking:  # the tick of a held signal (``hold``), not a deadline
+        """The handler of SIGINT, SIGTERM and SIGALRM. Python runs a handler at any bytecode,
+        also inside another handler: a held signal's tick can land inside the ``tick`` that
+        sets it up (a loaded machine lets its millisecond pass). A nested run raises nothing
+        (it would raise where the outer run decided not to, in importlib's frames) and, its
+        tick perhaps spent, sets the tick again."""
+        if self.busy:
+            if signum != signal.SIGALRM or _alarm.due():
+                self.pending = signum if self.pending is None else self.pending
+            if self.pending is not None and not self.raised:
+                _alarm.tick()
+            return
+        self.busy = True
+        try:
+            self._handle(signum, frame)
+        finally:
+            self.busy = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if signum == signal.SIGALRM and (_alarm.ticking or not _alarm.due()):
+            # the tick of a held signal (``hold``), or a late one: SIGALRM is a deadline's
+            # only once the deadline is due (never Interrupted(SIGALRM), exit 142, for a tick)
             _alarm.untick()
             if self.pending is None:
                 return
@@ -97,9 +118,13 @@ class _Deferral:
     def hold(self, signum: int) -> None:
         """``Interrupted(signum)`` was raised where Python cannot raise it and was lost: hold
         the signal as a block would, and deliver it again after ``TICK_S`` (``_Alarm.tick``)."""
-        self.pending = signum
-        _alarm.tick()
-        self.raised = False  # last: a signal before this line is absorbed, one after raises
+        self.busy = True  # a tick landing before this returns is set again, not spent
+        try:
+            self.pending = signum
+            self.raised = False
+            _alarm.tick()
+        finally:
+            self.busy = False
 
 
 def _in_import_machinery(frame: Any) -> bool:
@@ -156,15 +181,16 @@ def interruptible(final: bool = False) -> Iterator[None]:
         yield
         return
     with _holding_lost_signals():  # the hook is in force whenever the handlers are
-        previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
+        # SIGALRM first: the tick of a held signal comes through it (``_Alarm.tick`` never swaps it)
+        previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in (signal.SIGALRM, *INTERRUPTS)}
         if final:
             _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
         try:
             yield
         finally:
             _alarm.untick()
-            for signum, handler in previous.items():
-                signal.signal(signum, signal.SIG_IGN if final else handler)
+            for signum, handler in reversed(previous.items()):  # SIGALRM last: a tick still due finds its handler
+                signal.signal(signum, signal.SIG_IGN if final and signum in INTERRUPTS else handler)
             uninterrupted.pending, uninterrupted.raised = None, False
             if final:
                 _alarm.origin = None
@@ -175,40 +201,42 @@ TIMED_OUT_EXIT = 124  # the command ran past its --timeout (as coreutils ``timeo
 
 class _Alarm:
     """The one ``deadline`` in force: its length and when it ends (``time.monotonic``); and the
-    tick that delivers a held signal again (``_Deferral.hold``), with the SIGALRM handler and
-    timer it replaced for its millisecond (a deadline's, or anyone's), put back when it ends."""
+    tick that delivers a held signal again (``_Deferral.hold``) through SIGALRM, whose handler
+    (``uninterrupted.handle``, installed by ``interruptible`` and ``deadline``) it never swaps:
+    swapping it opened windows where a tick landed on the default action or on a handler that
+    took it for the deadline (exit 142 under load). The timer is shared: a tick's end arms the
+    deadline's again."""
 
     def __init__(self) -> None:
         self.seconds: float | None = None
         self.ends: float | None = None
         self.origin: float | None = None  # when the ``qbo`` command started (``interruptible(final=True)``)
         self.ticking = False
-        self._replaced: tuple[Any, float, float] = (signal.SIG_DFL, 0.0, 0.0)  # handler, timer left, when
 
     def left(self) -> float | None:
         """Seconds until the deadline (never negative), or None without one."""
         return None if self.ends is None else max(0.0, self.ends - time.monotonic())
 
+    def due(self) -> bool:
+        """A deadline is in force and has passed (a SIGALRM now is its end, not a tick)."""
+        return self.ends is not None and time.monotonic() >= self.ends
+
     def tick(self) -> None:
-        """SIGALRM through ``uninterrupted.handle`` in ``TICK_S`` (main thread)."""
-        if not self.ticking:
-            handler = signal.signal(signal.SIGALRM, uninterrupted.handle)
-            left, _ = signal.setitimer(signal.ITIMER_REAL, TICK_S)
-            self._replaced, self.ticking = (handler, left, time.monotonic()), True
-        else:
-            signal.setitimer(signal.ITIMER_REAL, TICK_S)
+        """SIGALRM through ``uninterrupted.handle`` in ``TICK_S`` (main thread). Without that
+        handler (no ``interruptible`` or ``deadline`` in force) there is no tick: the held
+        signal waits for the end of the next ``uninterrupted`` block."""
+        if signal.getsignal(signal.SIGALRM) != uninterrupted.handle:
+            return
+        self.ticking = True  # before the timer: a tick landing at once is known as one
+        signal.setitimer(signal.ITIMER_REAL, TICK_S)
 
     def untick(self) -> None:
-        """End the tick: the handler and the timer it replaced come back (a timer that would
-        have fired meanwhile fires at once)."""
+        """End the tick: the deadline's timer, if one is in force, is armed again (at once if due)."""
         if not self.ticking:
             return
         self.ticking = False
-        handler, left, since = self._replaced
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if left > 0.0:
-            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - since), 1e-6))
+        ends = self.ends
+        signal.setitimer(signal.ITIMER_REAL, 0 if ends is None else max(ends - time.monotonic(), 1e-6))
 
 
 _alarm = _Alarm()
@@ -234,16 +262,17 @@ def deadline(seconds: float | None) -> Iterator[None]:
         previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
         now = time.monotonic()
         _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
-        signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
+        if not _alarm.ticking:  # a tick's end arms it (``_Alarm.untick``)
+            signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
         try:
             yield
         finally:
             try:
+                _alarm.seconds = _alarm.ends = None  # first: a SIGALRM from here on is no deadline's
                 _alarm.untick()
                 signal.setitimer(signal.ITIMER_REAL, 0)
             finally:
                 signal.signal(signal.SIGALRM, previous)
-                _alarm.seconds = _alarm.ends = None
                 if uninterrupted.pending == signal.SIGALRM:
                     uninterrupted.pending = None
                 if signal.getsignal(signal.SIGINT) != uninterrupted.handle:  # not inside ``interruptible``, which resets it
