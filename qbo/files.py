@@ -21,7 +21,10 @@
   signal, which comes again a millisecond later (a SIGALRM tick; a deadline's timer is put
   back after it) or at the end of an ``uninterrupted`` block, whichever is first. A signal
   that lands in importlib's own frames is held the same way without being raised there (its
-  module-lock callback takes the global import lock before its ``try``).
+  module-lock callback takes the global import lock before its ``try``). A handler can run
+  nested in another (a tick landing while the handler arms it, on a loaded machine): the
+  nested run raises nothing and arms the tick again, and a SIGALRM is a deadline's end only
+  once the deadline is due, so a tick never exits 142 and is never spent unseen.
 - ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
   so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
   exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
