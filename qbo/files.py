@@ -33,6 +33,7 @@
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import json
 import os
@@ -70,6 +71,7 @@ class _Deferral:
         self.pending: int | None = None  # a signal held until the outermost block ends
         self.raised = False  # Interrupted was raised once; later signals are absorbed
         self.busy = False  # ``handle`` or ``hold`` runs: a handler nested in it only notes its signal
+        self.delivered: int | None = None  # the signal whose Interrupted was raised (``replaced``)
 
     def __enter__(self) -> None:
         self.depth += 1
@@ -77,7 +79,7 @@ class _Deferral:
     def __exit__(self, *exc: object) -> None:
         self.depth -= 1
         if self.depth == 0 and self.pending is not None and not self.raised:
-            self.raised = True
+            self.raised, self.delivered = True, self.pending
             raise Interrupted(self.pending)
 
     def handle(self, signum: int, frame: object) -> None:
@@ -111,19 +113,27 @@ class _Deferral:
         if self.depth:
             self.pending = signum
             return
-        if _in_import_machinery(frame):  # between its lock's acquire and its try: raising would leave it held
+        if _in_import_machinery(frame) or not _between_instructions(frame):
+            # importlib's own frames: between its lock's acquire and its try, raising would leave
+            # it held; inside an instruction's C code: the raise may be replaced or mishandled
             self.pending = signum
             _alarm.tick()
             return
-        self.raised = True
+        self.raised, self.delivered = True, signum
         raise Interrupted(signum)
+
+    def replaced(self) -> Interrupted | None:
+        """The interrupt raised under the ``interruptible`` in force, for an error that took its
+        place: C code that ran the handler (``PyObject_Repr`` checks for signals) may drop the
+        exception and raise one of its own; None if no interrupt was raised."""
+        return None if self.delivered is None else Interrupted(self.delivered)
 
     def hold(self, signum: int) -> None:
         """``Interrupted(signum)`` was raised where Python cannot raise it and was lost: hold
         the signal as a block would, and deliver it again after ``TICK_S`` (``_Alarm.tick``)."""
         self.busy = True  # a tick landing before this returns is set again, not spent
         try:
-            self.pending = signum
+            self.pending, self.delivered = signum, None
             self.raised = False
             _alarm.tick()
         finally:
@@ -133,6 +143,25 @@ class _Deferral:
 def _in_import_machinery(frame: Any) -> bool:
     """The handler runs in importlib's own code (not a module's body that an import runs)."""
     return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib.")
+
+
+# where CPython's eval loop runs pending signal handlers (a call, a loop's back edge, a
+# function's start); a C function such a call runs checks for signals there too, and says so
+_CHECKS_SIGNALS = frozenset(dis.opmap[name] for name in ("RESUME", "JUMP_BACKWARD", "PRECALL", "CALL", "CALL_FUNCTION_EX", "CALL_KW")
+                            if name in dis.opmap)
+
+
+def _between_instructions(frame: Any) -> bool:
+    """The handler runs where raising is a plain raise: at an instruction where the eval loop
+    checks for signals, not inside another instruction's C code that checks them on its own
+    (``PyObject_Repr``, ``PyObject_Str``): there CPython or an extension may drop the exception
+    for one of its own. ``from _thread import _ThreadHandle`` (dill, imported by qiskit) formats
+    its ImportError with ``%R``; a SIGTERM handled inside it turned into "TypeError: expected a
+    message argument" (exit 1, an internal error, once in 300 SIGTERMs to a loaded `qbo run`)."""
+    if frame is None:  # no Python frame: nothing to replace the raise
+        return True
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return not 0 <= at < len(code) or code[at] in _CHECKS_SIGNALS
 
 
 uninterrupted = _Deferral()
@@ -194,7 +223,7 @@ def interruptible(final: bool = False) -> Iterator[None]:
             _alarm.untick()
             for signum, handler in reversed(previous.items()):  # SIGALRM last: a tick still due finds its handler
                 signal.signal(signum, signal.SIG_IGN if final and signum in INTERRUPTS else handler)
-            uninterrupted.pending, uninterrupted.raised = None, False
+            uninterrupted.pending, uninterrupted.raised, uninterrupted.delivered = None, False, None
             if final:
                 _alarm.origin = None
 

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import time
+import types
 import weakref
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from qbo.cli.errors import interrupted_cause
 from qbo.experiments.config import ExperimentConfig
 from qbo.experiments.journal import UnitJournal
 from qbo.experiments.runner import run_experiment
@@ -433,3 +435,43 @@ def test_a_sigalrm_before_a_deadline_is_due_is_never_its_timeout():
     with interruptible():
         signal.raise_signal(signal.SIGALRM)
         _spin(0.01)
+
+
+def test_a_signal_handled_inside_an_instructions_c_code_is_held_until_a_call(monkeypatch):
+    """CPython's ``from M import NAME`` formats its ImportError with ``%R``, and ``PyObject_Repr``
+    runs pending signal handlers: raised there, the interrupt became "TypeError: expected a
+    message argument" (an internal error, exit 1). Its handler runs here while the importing
+    frame is at that instruction: the import fails as it would without a signal (ImportError,
+    caught), and the held signal comes within a tick."""
+    module = types.ModuleType("qbo_probe_module")
+
+    def getattr_(name: str) -> Any:
+        if name == "missing":  # the handler, as PyObject_Repr runs it inside IMPORT_FROM
+            uninterrupted.handle(signal.SIGTERM, sys._getframe(1))
+        raise AttributeError(name)
+
+    module.__getattr__ = getattr_  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    steps = []
+    with pytest.raises(Interrupted) as caught, interruptible():
+        try:
+            from qbo_probe_module import missing  # noqa: F401
+        except ImportError:
+            steps.append("import failed as without a signal")
+        assert uninterrupted.pending == signal.SIGTERM and not uninterrupted.raised
+        start = time.monotonic()
+        _spin(5.0)
+    assert steps and caught.value.exit_code == 143 and time.monotonic() - start < 1.0
+
+
+def test_an_error_that_took_an_interrupts_place_is_that_interrupt():
+    """C code that ran the handler may drop the interrupt and raise its own error (no cause,
+    no context): under ``interruptible`` that error is the interrupt, exit 128 + signal."""
+    with interruptible():
+        assert interrupted_cause(TypeError("expected a message argument")) is None  # nothing was raised yet
+        with pytest.raises(Interrupted):
+            os.kill(os.getpid(), signal.SIGTERM)
+            _spin(1.0)
+        taken = interrupted_cause(TypeError("expected a message argument"))
+        assert taken is not None and taken.exit_code == 143
+    assert interrupted_cause(TypeError("a later, unrelated error")) is None  # the context's end forgets it
