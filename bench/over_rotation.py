@@ -17,7 +17,8 @@ method that ran, runs whose interval holds a (and the Wilson 95% lower bound), r
 (MLAE's ``model_fits`` False or the score test's p below 1e-3), runs held-or-flagged, runs that
 report ``reached_epsilon``, mean width, mean honest calls, median ``rotation_sd`` (rad), runs
 wider than 0.5 after fewer than 1,000 calls (``cheap``: issue 24 item 3 forbids them unless the
-result reports a proven floor, ``floor_proven``; runs with one are not counted), CPU s.
+result reports a proven floor, ``floor_proven``; runs with one are not counted), those of them
+that report a caller's budget as the binding limit (``cap``: ``budget_bound``), CPU s.
 ``--range LOW,HIGH`` draws the amplitudes from another range (e.g. 0.001,0.05 near a = 0, where
 the counts resolve an over-rotation poorly); ``--max-calls`` passes a budget.
 
@@ -66,11 +67,11 @@ def main() -> None:
           f"[{low}, {high}], max calls {args.max_calls}; "
           f"model A0 {prior.a0:.4f}, r {prior.r:.5f}, readout {prior.p01:.4f}/{prior.p10:.4f} (the depth model's)")
     print(f"{'method':>6s} {'delta':>6s} {'ran':>10s} {'held':>7s} {'Wilson':>7s} {'flagged':>7s} {'held|fl':>7s} "
-          f"{'reached':>7s} {'width':>7s} {'calls':>7s} {'rot sd':>7s} {'cheap':>5s} {'CPU s':>6s}")
+          f"{'reached':>7s} {'width':>7s} {'calls':>7s} {'rot sd':>7s} {'cheap':>5s} {'cap':>3s} {'CPU s':>6s}")
     for method in args.methods.split(","):
         for delta in (float(d) for d in args.deltas.split(",")):
             start = time.process_time()
-            held = flagged = either = reached = cheap = 0
+            held = flagged = either = reached = cheap = capped = 0
             ran: dict[str, int] = {}
             widths, calls, sds = [], [], []
             for i, a in enumerate(amplitudes):
@@ -86,7 +87,9 @@ def main() -> None:
                 flagged += flag
                 either += covers or flag
                 reached += est.reached_epsilon
-                cheap += (est.ci_high - est.ci_low > 0.5 and est.oracle_calls < 1000 and not d.get("floor_proven"))
+                wide = est.ci_high - est.ci_low > 0.5 and est.oracle_calls < 1000 and not d.get("floor_proven")
+                cheap += wide
+                capped += wide and bool(d.get("budget_bound"))
                 widths.append(est.ci_high - est.ci_low)
                 calls.append(est.oracle_calls)
                 sds.append(d["rotation_sd"] if d.get("rotation_sd") is not None else math.inf)
@@ -94,7 +97,7 @@ def main() -> None:
             names = "+".join(f"{k}:{v}" for k, v in sorted(ran.items()))
             print(f"{method:>6s} {delta:6.3f} {names:>10s} {held:3d}/{n:<3d} {wilson_lower(held, n):7.1%} {flagged:3d}/{n:<3d} "
                   f"{either:3d}/{n:<3d} {reached:3d}/{n:<3d} {np.mean(widths):7.4f} {np.mean(calls):7.0f} "
-                  f"{np.median(sds):7.3f} {cheap:5d} {time.process_time() - start:6.1f}", flush=True)
+                  f"{np.median(sds):7.3f} {cheap:5d} {capped:3d} {time.process_time() - start:6.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,7 @@ def test_a_wide_held_interval_after_few_calls_spends_a_fresh_k0_round(method, a,
 
 
 @pytest.mark.parametrize("method, a, budget, label", [("iae", 0.02, 300, "ibm:model_executor"),
+                                                       ("auto", 0.02, 300, "ibm:model_executor"),
                                                        ("mlae", 0.3, 100, "fake:model")])
 def test_a_budget_below_1000_calls_is_named_as_the_binding_limit(method, a, budget, label):
     """With a caller's budget under 1,000 calls, stopping short is the caller's choice: the
@@ -156,3 +157,15 @@ def test_a_budget_below_1000_calls_is_named_as_the_binding_limit(method, a, budg
     assert budget - 2 * 38 <= est.oracle_calls <= budget and not est.reached_epsilon
     assert est.diagnostics["budget_bound"] is True and "binding limit" in est.note
     assert est.ci_low <= a <= est.ci_high
+
+
+def test_a_misfit_that_leaves_the_wide_k0_hull_spends_a_fresh_k0_round():
+    """MLAE whose decay model does not fit (here an over-rotation of 0.1 rad under a simulator
+    label, which assumes none) stopped at 496 calls with the hull of its 16 k = 0 shots,
+    [0, 0.69], before the fix: more shots cannot make the model right, but they narrow the
+    k = 0 interval, so a fresh k = 0 round now brings the calls to 1,000."""
+    a = 0.07582010753475009
+    est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
+        bernoulli(a), ModelExecutor(a, **_model(), delta=0.1, seed=7919 * 3 + 1, target="fake:model"))
+    assert est.diagnostics["stopped"] == "misfit" and est.diagnostics["held_width"] > 0.5
+    assert est.oracle_calls == 1000 and est.ci_high - est.ci_low <= 0.5 and est.ci_low <= a <= est.ci_high

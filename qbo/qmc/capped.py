@@ -215,7 +215,7 @@ class CalibrationAwareIAE:
         eps = unit_epsilon(oracle, device.iae.epsilon)
         parts = []
         for theta in held_thetas():
-            rounds = expected_rounds(device.iae, eps, theta)
+            rounds = expected_rounds(replace(device.iae, max_calls=None), eps, theta)  # the design's shape
             deepest = max((r.k for r in rounds), default=0)
             parts.append(expected_held_part(theta, half, rounds, prior, calls, z, deepest / (2 * deepest + 1)))
         return sum(parts) / len(parts)

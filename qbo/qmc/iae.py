@@ -288,6 +288,13 @@ class _ExpectedProbe:
     def __init__(self, bound: RoundEstimator, theta: float) -> None:
         self.bound, self.theta = bound, theta
 
+    @property
+    def scales(self) -> tuple[int, ...]:
+        return tuple(self.bound.scales)
+
+    def shots_per_scale(self, shots: int) -> list[int]:
+        return self.bound.shots_per_scale(shots)
+
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
         return self.bound.plug_in(k, p, shots, alpha)
 

@@ -182,12 +182,11 @@ class MaximumLikelihoodAE:
         plain = lambda k, n: tracker.told((run_round(executor, oracle, k, n),))  # noqa: E731
         run.loop(plain if folds is None else lambda k, n: tracker.told(folds.sample(k, n)))
         run.check(plain)  # the k = 0 check round is never folded
-        real = on_real_device(executor.target)
-        est = report(run, oracle, executor.target, time.perf_counter() - start, real)
-        if real:  # a held interval wider than 1/2 after few calls: a fresh k = 0 round (issue 24 item 3)
-            est, topped = k0_top_up(est, oracle, executor, prior, self.budget)
-            if topped:
-                est = replace(est, note=f"{est.note}; {topped}" if est.note else topped)
+        est = report(run, oracle, executor.target, time.perf_counter() - start, on_real_device(executor.target))
+        # wider than 1/2 after few calls (held on hardware, or a misfit's k = 0 hull): a fresh k = 0 round
+        est, topped = k0_top_up(est, oracle, executor, prior, self.budget)
+        if topped:
+            est = replace(est, note=f"{est.note}; {topped}" if est.note else topped)
         if est.diagnostics.get("budget_bound") and self.budget is not None:
             est = replace(est, note=f"{est.note}; {budget_note(self.budget)}" if est.note else budget_note(self.budget))
         return est

@@ -50,7 +50,7 @@ from qbo.qmc.mlae_fit import ProfileFit, shallow_interval
 from qbo.qmc.result import Estimate, Round
 
 __all__ = ["HeldRotation", "expected_held_part", "held_by_iae", "held_interval", "held_thetas", "k0_top_up",
-           "on_real_device"]
+           "on_real_device", "widest_k0_interval"]
 
 GOF_LEVEL = 1e-3  # the score test's level (MLAE's default ``gof_level``)
 LOCALISE = 1e-2  # the fit's localisation level (MLAE's default ``localise``)
@@ -154,13 +154,16 @@ def held_thetas(count: int = HELD_AMPLITUDES) -> tuple[float, ...]:
 
 def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPrior,
               max_calls: int | None) -> tuple[Estimate, str]:
-    """Issue 24 item 3 (never give up cheaply) for a held interval: where it is wider than 1/2
-    (amplitude) after fewer than ``GIVE_UP_CALLS`` calls (near a = 0 or 1 the counts resolve
-    delta poorly), a fresh k = 0 round, which no over-rotation of Q moves, brings the calls to
+    """Issue 24 item 3 (never give up cheaply) for a held interval (or MLAE's when its model
+    does not fit): where it is wider than 1/2 (amplitude) after fewer than ``GIVE_UP_CALLS``
+    calls (near a = 0 or 1 the counts resolve delta poorly; a misfit leaves the k = 0 hull),
+    a fresh k = 0 round, which no over-rotation of Q moves, brings the calls to
     ``GIVE_UP_CALLS`` (within ``max_calls``), and its own interval (``shallow_interval``:
     Clopper-Pearson, readout inverted, A0 over the prior's range) is the estimate's. The round
     runs after the decision to run it, so its interval holds at 1 - alpha given that
-    decision. Returns the estimate and a sentence for its note ("" when unchanged);
+    decision. Where ``max_calls`` leaves fewer shots than that, the round runs only if the
+    widest interval it could give (``widest_k0_interval``, before any count) is narrower than
+    the held one. Returns the estimate and a sentence for its note ("" when unchanged);
     ``diagnostics['budget_bound']`` True where ``max_calls`` (below ``GIVE_UP_CALLS``) cut it."""
     scale = oracle.high - oracle.low
     width = (est.ci_high - est.ci_low) / scale
@@ -169,16 +172,25 @@ def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPri
         return est, ""
     bound = max_calls is not None and max_calls < GIVE_UP_CALLS
     shots = (GIVE_UP_CALLS if max_calls is None else min(GIVE_UP_CALLS, max_calls)) - spent
-    if shots < 1:
+    if shots < 1 or (bound and widest_k0_interval(shots, prior, est.alpha) >= width):
+        # the budget leaves no round whose interval is sure to be narrower: the caller's cap binds
         return replace(est, diagnostics={**est.diagnostics, "budget_bound": True}), ""
     fresh = run_round(executor, oracle, 0, shots)
     low, high = (float(oracle.to_reward(x)) for x in shallow_interval([fresh], prior, est.alpha))
-    note = (f"the interval held for an over-rotation of Q was {width:.3g} wide (amplitude) after {spent} calls: a "
-            f"fresh k=0 round of {shots} shots, which no over-rotation moves, gives the interval (its own, at level "
-            f"1 - alpha)")
+    note = (f"the interval was {width:.3g} wide (amplitude) after {spent} calls: a fresh k=0 round of {shots} shots, "
+            "which no over-rotation of Q or misfit of the decay model moves, gives the interval (its own, at level "
+            "1 - alpha)")
     diagnostics = {**est.diagnostics, "k0_top_up_shots": shots, "held_width": width * scale,
                    "reachable_half_width": 0.5 * (high - low)}
     if bound:
         diagnostics["budget_bound"] = True
     return replace(est, value=min(max(est.value, low), high), ci_low=low, ci_high=high, rounds=est.rounds + (fresh,),
                    reached_epsilon=0.5 * (high - low) <= est.epsilon * (1 + 1e-9), diagnostics=diagnostics), note
+
+
+def widest_k0_interval(shots: int, prior: DecayPrior, alpha: float) -> float:
+    """The widest amplitude interval ``shallow_interval`` can give for one k = 0 round of
+    ``shots`` shots, over its possible counts (a grid of at most about 50 counts and n / 2):
+    known before the round runs."""
+    counts = set(range(0, shots + 1, max(1, shots // 50))) | {shots // 2, shots}
+    return max(high - low for low, high in (shallow_interval([Round(0, shots, m)], prior, alpha) for m in counts))
