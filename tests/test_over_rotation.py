@@ -140,7 +140,7 @@ def test_a_wide_held_interval_after_few_calls_spends_a_fresh_k0_round(method, a,
         bernoulli(a), ModelExecutor(a, **_model(), seed=seed, target="ibm:model_executor"))
     d = est.diagnostics
     assert est.oracle_calls == 1000 and est.rounds[-1].k == 0 and est.rounds[-1].shots == d["k0_top_up_shots"]
-    assert d["held_width"] > 0.5 and est.ci_high - est.ci_low <= 0.5
+    assert d["width_before_top_up"] > 0.5 and est.ci_high - est.ci_low <= 0.5
     assert est.ci_low <= a <= est.ci_high
     assert "fresh k=0 round" in est.note and not d.get("budget_bound")
 
@@ -167,5 +167,5 @@ def test_a_misfit_that_leaves_the_wide_k0_hull_spends_a_fresh_k0_round():
     a = 0.07582010753475009
     est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
         bernoulli(a), ModelExecutor(a, **_model(), delta=0.1, seed=7919 * 3 + 1, target="fake:model"))
-    assert est.diagnostics["stopped"] == "misfit" and est.diagnostics["held_width"] > 0.5
+    assert est.diagnostics["stopped"] == "misfit" and est.diagnostics["width_before_top_up"] > 0.5
     assert est.oracle_calls == 1000 and est.ci_high - est.ci_low <= 0.5 and est.ci_low <= a <= est.ci_high

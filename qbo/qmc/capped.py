@@ -272,7 +272,7 @@ class CalibrationAwareIAE:
                                rotation_shift=held.shift * scale, rotation_widening=finite(widen * scale))
             note = f"{note}; {_rotation_note(held, widen, scale)}"
         if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval
-            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "held_width")})
+            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")})
             note = f"{note}; {topped}"
         if est.diagnostics.get("budget_bound") and self.iae.max_calls is not None:
             diagnostics["budget_bound"] = True

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
+from qbo import caches
 from qbo.execution.base import Compiling, Executor, Target
 from qbo.grover import power_circuit
 from qbo.noise.blocks import TranspileCached
@@ -218,16 +219,8 @@ class MaximumLikelihoodAE:
         eps = unit_epsilon(oracle, self.epsilon)
         config = replace(self, budget=None, check_shots=0, mitigation=None)
         z = float(NormalDist().inv_cdf(1 - self.alpha / 2))
-        parts = []
-        for theta in held_thetas():
-            run = Schedule(config, eps, prior)
-
-            def sample(k: int, n: int, theta: float = theta) -> tuple[Round, ...]:
-                q = float(observed(theta, k, math.log(prior.a0), math.log(prior.r), prior))
-                return (Round(k=k, shots=n, ones=round(n * q)),)
-
-            run.loop(sample)
-            parts.append(expected_held_part(theta, half, run.rounds, prior, calls, z))
+        parts = [expected_held_part(theta, half, _dry_run(config, eps, prior, theta), prior, calls, z)
+                 for theta in held_thetas()]
         return sum(parts) / len(parts)
 
     def device_prior(self, snapshot: "Snapshot", oracle: Oracle, executor: Executor | None = None) -> DecayPrior:
@@ -319,6 +312,21 @@ def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
 def a0_log_sd(c0: float, a0_sd: float) -> float:
     """The prior sd of log A0 for the depth model's c_0 (``a0_prior``)."""
     return a0_prior(c0, a0_sd)[1]
+
+
+@caches.lru(maxsize=1024)
+def _dry_run(config: MaximumLikelihoodAE, eps: float, prior: DecayPrior, theta: float) -> tuple[Round, ...]:
+    """The rounds of ``config``'s schedule at amplitude sin^2 theta when every round reads the
+    expected count of ``prior``'s model (``predicted_hold``); cached (the snapshot enters
+    through ``prior``)."""
+    run = Schedule(config, eps, prior)
+
+    def sample(k: int, n: int) -> tuple[Round, ...]:
+        q = float(observed(theta, k, math.log(prior.a0), math.log(prior.r), prior))
+        return (Round(k=k, shots=n, ones=round(n * q)),)
+
+    run.loop(sample)
+    return tuple(run.rounds)
 
 
 def _aer(snapshot: "Snapshot") -> Any:

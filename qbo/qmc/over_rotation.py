@@ -180,7 +180,7 @@ def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPri
     note = (f"the interval was {width:.3g} wide (amplitude) after {spent} calls: a fresh k=0 round of {shots} shots, "
             "which no over-rotation of Q or misfit of the decay model moves, gives the interval (its own, at level "
             "1 - alpha)")
-    diagnostics = {**est.diagnostics, "k0_top_up_shots": shots, "held_width": width * scale,
+    diagnostics = {**est.diagnostics, "k0_top_up_shots": shots, "width_before_top_up": width * scale,
                    "reachable_half_width": 0.5 * (high - low)}
     if bound:
         diagnostics["budget_bound"] = True
@@ -190,7 +190,6 @@ def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPri
 
 def widest_k0_interval(shots: int, prior: DecayPrior, alpha: float) -> float:
     """The widest amplitude interval ``shallow_interval`` can give for one k = 0 round of
-    ``shots`` shots, over its possible counts (a grid of at most about 50 counts and n / 2):
-    known before the round runs."""
-    counts = set(range(0, shots + 1, max(1, shots // 50))) | {shots // 2, shots}
-    return max(high - low for low, high in (shallow_interval([Round(0, shots, m)], prior, alpha) for m in counts))
+    ``shots`` shots, over all its possible counts: known before the round runs."""
+    return max(high - low for low, high in (shallow_interval([Round(0, shots, m)], prior, alpha)
+                                            for m in range(shots + 1)))
