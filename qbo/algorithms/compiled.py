@@ -64,6 +64,23 @@ def binomial_constants(p0: float) -> tuple[float, float, float, float]:
     return p, q, math.exp(math.log(q)), float(flip)
 
 
+class ArmSumsStepper:
+    """What the deterministic GP steppers share (those keeping per-arm counts ``_n`` and sums
+    ``_sum``): their checkpoint statistics and a random state of None."""
+
+    _n: np.ndarray
+    _sum: np.ndarray
+
+    def statistics(self) -> dict[str, Any]:
+        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
+
+    def random_state(self) -> dict[str, Any] | None:
+        return None
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        """Nothing random to restore (the posterior is deterministic given its tells)."""
+
+
 class Stepper(Protocol):
     """A policy's sample loop as one kernel (module docstring)."""
 

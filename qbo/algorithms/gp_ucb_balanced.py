@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.gp_ucb_schedule import growth_at
 from qbo.algorithms.jit import draw_reward, jit
@@ -51,7 +51,7 @@ THETA, COUNT, SUM_Y, SUM_BS, ACTIVE, SLOT = range(6)
 INTRODUCED, PENDING = 0, 1
 
 
-class BalancedStepper:
+class BalancedStepper(ArmSumsStepper):
     """``GPUCB``'s ask / tell loop on LB-GP-UCB's ``BalancedSurrogate`` over rank-one
     posteriors (a ``Stepper``; module docstring). Built on a policy whose surrogate has seen
     nothing; the surrogate is not advanced. ``statistics`` are the per-arm counts and sums, as
@@ -143,15 +143,6 @@ class BalancedStepper:
     def lengthscale(self) -> float:
         """The next round's length scale (line 3)."""
         return float(self._cand[_chosen(self._params, self._cand, int(self._state[INTRODUCED])), THETA])
-
-    def statistics(self) -> dict[str, Any]:
-        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
-
-    def random_state(self) -> dict[str, Any] | None:
-        return None
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        """Nothing random to restore (the surrogate is deterministic given its tells)."""
 
 
 @jit

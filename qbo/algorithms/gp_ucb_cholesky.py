@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.jit import draw_reward, jit
 
@@ -55,7 +55,7 @@ _BLOCK = 16  # rows of V per prefix-sum block in a downdate (qbo.gp.cholesky._BL
 WASTE = 6  # the row of ``work`` holding each arm's account of downdate work lost (module docstring)
 
 
-class CholeskyStepper:
+class CholeskyStepper(ArmSumsStepper):
     """``GPUCB``'s ask / tell loop on the Cholesky posterior (a ``Stepper``; module docstring).
 
     Built on a policy whose model has seen nothing (a compact unit's fresh policy; a resume
@@ -153,15 +153,6 @@ class CholeskyStepper:
     def moves(self) -> int:
         """Rows moved to the end (``_tell``: the most-played arm's row last)."""
         return int(self._state[4])
-
-    def statistics(self) -> dict[str, Any]:
-        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
-
-    def random_state(self) -> dict[str, Any] | None:
-        return None
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        """Nothing random to restore (the posterior is deterministic given its tells)."""
 
 
 @jit

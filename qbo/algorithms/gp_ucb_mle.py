@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.gp_ucb_refit import KERNEL_CODES, grown_rows, refit
 from qbo.algorithms.jit import draw_reward, jit
@@ -56,7 +56,7 @@ EVERY, FIT_OS, STARTS, TOL = range(4)
 ROWS, STALE, TOLD, FITS = range(4)
 
 
-class MLEStepper:
+class MLEStepper(ArmSumsStepper):
     """``GPUCB``'s ask / tell loop on the MLE baseline's ``MLESurrogate`` (a ``Stepper``; module
     docstring). Built on a policy whose surrogate has seen nothing; the surrogate is not
     advanced. ``statistics`` are the per-arm counts and reward sums, as the Python stepper's,
@@ -163,15 +163,6 @@ class MLEStepper:
     def fits(self) -> int:
         """Marginal-likelihood fits made by this object (a replay makes one a chunk)."""
         return int(self._state[FITS])
-
-    def statistics(self) -> dict[str, Any]:
-        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
-
-    def random_state(self) -> dict[str, Any] | None:
-        return None
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        """Nothing random to restore (the surrogate is deterministic given its tells)."""
 
 
 @jit

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_cholesky import _tell, _tell_new
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
 from qbo.algorithms.gp_ucb_refit import KERNEL_CODES, grown_rows, kernel_row, refit
@@ -58,7 +58,7 @@ __all__ = ["ScheduleStepper", "growth_at"]
 G_NOW, STALE, THETA_REFITS = 5, 6, 7
 
 
-class ScheduleStepper:
+class ScheduleStepper(ArmSumsStepper):
     """``GPUCB``'s ask / tell loop on A-GP-UCB's ``ScheduleSurrogate`` (a ``Stepper``; module
     docstring). Built on a policy whose surrogate has seen nothing; the surrogate is not
     advanced. ``statistics`` are the per-arm counts and reward sums, as the Python stepper's,
@@ -154,15 +154,6 @@ class ScheduleStepper:
     def moves(self) -> int:
         """Rows moved to the end (``qbo.algorithms.gp_ucb_cholesky``'s ski rental)."""
         return int(self._state[4])
-
-    def statistics(self) -> dict[str, Any]:
-        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
-
-    def random_state(self) -> dict[str, Any] | None:
-        return None
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        """Nothing random to restore (the posterior is deterministic given its tells)."""
 
 
 @jit

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from qbo.algorithms.compiled import RewardTable
+from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at
 from qbo.algorithms.jit import draw_reward, jit
 from qbo.gp.forgetting import decay
@@ -37,7 +37,7 @@ __all__ = ["TVStepper"]
 _MODES = {"practical": 1, "bogunovic": 2}  # ``beta_at``'s modes; 3 is a constant
 
 
-class TVStepper:
+class TVStepper(ArmSumsStepper):
     """``TVGPUCB``'s ask / tell loop on the m x m form of its posterior (a ``Stepper``; module docstring).
 
     Built on a policy whose posterior has seen nothing (a compact unit's fresh policy; a resume
@@ -85,15 +85,6 @@ class TVStepper:
     def information_gain(self) -> float:
         """Chain-rule information gain of the rounds told (``SquareRootArms.information_gain``)."""
         return float(self._info[0])
-
-    def statistics(self) -> dict[str, Any]:
-        return {"n": self._n.tolist(), "sum": self._sum.tolist()}
-
-    def random_state(self) -> dict[str, Any] | None:
-        return None
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        """Nothing random to restore (the posterior is deterministic given its tells)."""
 
 
 @jit

@@ -17,6 +17,20 @@ from qbo.noise.twirl import DEFAULT_RANDOMIZATIONS, split_shots, twirled_instanc
 
 
 DEVICES = ("CPU", "GPU")
+# On a GPU a noisy run evolves the density matrix once and draws every shot from it, where
+# it fits and the run has enough shots: one statevector trajectory per shot is the slower
+# path there (bench/gpu.py, docs/noise.md "Aer on a GPU"). Aer's automatic method keeps
+# trajectories until shots exceed 2^n, which suits a CPU, not a GPU.
+GPU_DENSITY_MATRIX_BYTES = 2**32  # 16 * 4^n bytes: up to 14 qubits
+GPU_DENSITY_MATRIX_MIN_SHOTS = 16
+
+
+def gpu_method(num_qubits: int, shots: int) -> str | None:
+    """The Aer method a noisy GPU run of ``shots`` shots on ``num_qubits`` active qubits takes:
+    'density_matrix' where it fits ``GPU_DENSITY_MATRIX_BYTES`` and shots >=
+    ``GPU_DENSITY_MATRIX_MIN_SHOTS``, else None (Aer's automatic choice)."""
+    fits = 16 * 4.0**num_qubits <= GPU_DENSITY_MATRIX_BYTES
+    return "density_matrix" if fits and shots >= GPU_DENSITY_MATRIX_MIN_SHOTS else None
 
 
 class AerExecutor:
@@ -27,7 +41,8 @@ class AerExecutor:
 
     ``twirl``: every run spreads its shots over up to ``randomizations`` random Pauli twirls
     of the compiled circuit's two-qubit gates (``qbo.noise.twirl``). ``device='GPU'`` runs on
-    qiskit-aer-gpu (the optional ``gpu`` extra); nothing else needs it.
+    qiskit-aer-gpu (the optional ``gpu`` extra; nothing else needs it), noisy runs there on
+    the density matrix where ``gpu_method`` says so.
     """
 
     def __init__(
@@ -66,6 +81,11 @@ class AerExecutor:
         """The transpiled circuit that actually runs (cached for power circuits)."""
         return self._transpile(circuit)
 
+    def _run_options(self, num_qubits: int, shots: int) -> dict[str, str]:
+        """Aer run options: on a GPU with a noise model, ``gpu_method``'s; else none."""
+        method = gpu_method(num_qubits, shots) if self.device == "GPU" and self._snapshot is not None else None
+        return {} if method is None else {"method": method}
+
     def run(self, circuits: Sequence[QuantumCircuit], shots: Sequence[int]) -> list[Counts]:
         shots = check_shots(circuits, shots)
         out = []
@@ -75,14 +95,16 @@ class AerExecutor:
             compiled = self.compiled(circuit)
             if not self.twirl:
                 seed = int(self.rng.integers(2**31))
-                out.append(dict(backend.run(compiled, shots=n, seed_simulator=seed).result().get_counts()))
+                options = self._run_options(circuit.num_qubits, n)
+                out.append(dict(backend.run(compiled, shots=n, seed_simulator=seed, **options).result().get_counts()))
                 continue
             parts = split_shots(n, self.randomizations)
             instances = twirled_instances(compiled, len(parts), self.rng, self._transpile.target)
             total: Counts = {}
             for instance, m in zip(instances, parts):
                 seed = int(self.rng.integers(2**31))
-                for bits, c in backend.run(instance, shots=m, seed_simulator=seed).result().get_counts().items():
+                options = self._run_options(circuit.num_qubits, m)
+                for bits, c in backend.run(instance, shots=m, seed_simulator=seed, **options).result().get_counts().items():
                     total[bits] = total.get(bits, 0) + c
             out.append(total)
         return out
