@@ -5,6 +5,7 @@ calibration-aware IAE's interval holds every over-rotation its counts cannot exc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -15,8 +16,8 @@ from qbo.noise import load_snapshot
 from qbo.oracles import bernoulli
 from qbo.qmc import make_estimator
 from qbo.qmc.mlae import calibration_prior
-from qbo.qmc.over_rotation import held_by_iae, held_interval, on_real_device
-from qbo.qmc.result import Round
+from qbo.qmc.over_rotation import held_by_iae, held_interval, k0_top_up, on_real_device
+from qbo.qmc.result import Estimate, Round
 from tests.support.bench import bench_module
 
 ModelExecutor = bench_module("mlae_coherent").ModelExecutor  # MLAE's model with an over-rotation delta of Q
@@ -169,3 +170,22 @@ def test_a_misfit_that_leaves_the_wide_k0_hull_spends_a_fresh_k0_round():
         bernoulli(a), ModelExecutor(a, **_model(), delta=0.1, seed=7919 * 3 + 1, target="fake:model"))
     assert est.diagnostics["stopped"] == "misfit" and est.diagnostics["width_before_top_up"] > 0.5
     assert est.oracle_calls == 1000 and est.ci_high - est.ci_low <= 0.5 and est.ci_low <= a <= est.ci_high
+
+
+def test_an_interval_as_wide_as_asked_for_spends_nothing_more():
+    """A stage that asks for eps >= 1/4 (Q-GP-UCB's early stages) may get an interval wider
+    than 1/2 after few calls: that is what it asked for, not a give-up, so ``k0_top_up`` runs
+    no round (the executor would fail if asked to); the same interval short of eps would."""
+    oracle, prior = bernoulli(0.3), calibration_prior(SNAPSHOT, bernoulli(0.5))
+    est = Estimate(0.3, 0.0, 0.7, 0.4, 0.05, (Round(0, 50, 15), Round(1, 20, 10)), 0.0, "iae+pad", "ibm:x", True)
+
+    class NoRounds:
+        target = "ibm:x"
+
+        def run(self, circuits, shots):
+            raise AssertionError("no round may run")
+
+    assert k0_top_up(est, oracle, NoRounds(), prior, None) == (est, "")
+    short = replace(est, epsilon=0.01, reached_epsilon=False)
+    topped, note = k0_top_up(short, oracle, ModelExecutor(0.3, **_model(), seed=1), prior, None)
+    assert topped.oracle_calls == 1000 and "fresh k=0 round" in note

@@ -155,7 +155,7 @@ def held_thetas(count: int = HELD_AMPLITUDES) -> tuple[float, ...]:
 def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPrior,
               max_calls: int | None) -> tuple[Estimate, str]:
     """Issue 24 item 3 (never give up cheaply) for a held interval (or MLAE's when its model
-    does not fit): where it is wider than 1/2 (amplitude) after fewer than ``GIVE_UP_CALLS``
+    does not fit): where it misses eps and is wider than 1/2 (amplitude) after fewer than ``GIVE_UP_CALLS``
     calls (near a = 0 or 1 the counts resolve delta poorly; a misfit leaves the k = 0 hull),
     a fresh k = 0 round, which no over-rotation of Q moves, brings the calls to
     ``GIVE_UP_CALLS`` (within ``max_calls``), and its own interval (``shallow_interval``:
@@ -168,7 +168,7 @@ def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPri
     scale = oracle.high - oracle.low
     width = (est.ci_high - est.ci_low) / scale
     spent = est.oracle_calls
-    if width <= 0.5 or spent >= GIVE_UP_CALLS:
+    if est.reached_epsilon or width <= 0.5 or spent >= GIVE_UP_CALLS:  # reached: as wide as asked for
         return est, ""
     bound = max_calls is not None and max_calls < GIVE_UP_CALLS
     shots = (GIVE_UP_CALLS if max_calls is None else min(GIVE_UP_CALLS, max_calls)) - spent
