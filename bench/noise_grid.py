@@ -24,7 +24,8 @@ Columns per row: honest calls (mean), MAE, coverage of the reported interval wit
 (cov|rch), and ``cheap``: estimates that stopped under 1,000 calls with an interval wider
 than 0.5 without ``diagnostics['floor_proven']`` (issue 24's done-when line; must be 0).
 ``--misses`` prints every uncovered run as it happens (amplitude, interval, the miss in units of the
-half-width, the method auto ran, MLAE's fitted nuisances). ``amplitudes`` per cell (default 30)
+half-width, the method auto ran, MLAE's fitted nuisances) and every cheap stop (its interval,
+calls and ``budget_bound``). ``amplitudes`` per cell (default 30)
 drawn uniformly in (0.02, 0.98) from ``--seed``, one executor seed per amplitude and method.
 
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
@@ -77,7 +78,8 @@ def capped(snapshot, eps: float, alpha: float, mitigation: str) -> CalibrationAw
 
 def run_method(estimator, oracles: list, model: DeviceModel, seed: int, label: str = "") -> dict:
     """One row: every oracle once, its own executor seed; with ``label`` (``--misses``), every
-    uncovered run is printed (``miss_line``) under it."""
+    uncovered run is printed (``miss_line``) under it, and every cheap stop with whether it
+    names the caller's budget as the binding limit (``budget_bound``)."""
     errors, covered, widths, calls, reached, cheap = [], [], [], [], [], 0
     cpu = time.process_time()
     for i, oracle in enumerate(oracles):
@@ -90,8 +92,12 @@ def run_method(estimator, oracles: list, model: DeviceModel, seed: int, label: s
         widths.append(out.ci_high - out.ci_low)
         calls.append(out.oracle_calls)
         reached.append(bool(out.reached_epsilon))
-        cheap += (out.ci_high - out.ci_low > 0.5 and out.oracle_calls < 1000
-                  and not out.diagnostics.get("floor_proven", False))
+        wide = (out.ci_high - out.ci_low > 0.5 and out.oracle_calls < 1000
+                and not out.diagnostics.get("floor_proven", False))
+        cheap += wide
+        if label and wide:
+            print(f"   cheap {label} a={a:.5f} [{out.ci_low:.5f}, {out.ci_high:.5f}] calls={out.oracle_calls} "
+                  f"budget_bound={bool(out.diagnostics.get('budget_bound'))}", flush=True)
     n = len(errors)
     hit = [c for c, r in zip(covered, reached) if r]
     return {"n": n, "calls": float(np.mean(calls)), "mae": float(np.mean(errors)), "coverage": float(np.mean(covered)),

@@ -5,6 +5,7 @@ calibration-aware IAE's interval holds every over-rotation its counts cannot exc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -15,8 +16,8 @@ from qbo.noise import load_snapshot
 from qbo.oracles import bernoulli
 from qbo.qmc import make_estimator
 from qbo.qmc.mlae import calibration_prior
-from qbo.qmc.over_rotation import held_by_iae, held_interval, on_real_device
-from qbo.qmc.result import Round
+from qbo.qmc.over_rotation import held_by_iae, held_interval, k0_top_up, on_real_device
+from qbo.qmc.result import Estimate, Round
 from tests.support.bench import bench_module
 
 ModelExecutor = bench_module("mlae_coherent").ModelExecutor  # MLAE's model with an over-rotation delta of Q
@@ -107,3 +108,84 @@ def test_held_interval_moves_theta_out_by_the_lever_times_the_excludable_delta(l
     more = held_interval(low, high, lever, sd, score + 1.0, z)
     assert more[0] <= a_low + 1e-15 and more[1] >= a_high - 1e-15
     assert held_interval(low, high, 0.3, math.inf, score, z) is None
+
+
+def test_auto_on_hardware_counts_the_held_part_and_runs_the_narrower_method():
+    """issue 24 item 3: ``auto`` compares predictions that include what holding the
+    over-rotation adds on ``ibm:`` (``predicted_hold``: the design's expected information on
+    delta). IAE's deep rounds resolve delta better per call than MLAE's short rounds, so on
+    hardware IAE is predicted narrower and runs; on a simulator label the choice, and so the
+    estimate, is what it was (MLAE), with no held part in the prediction."""
+    model, a = _model(), 0.3
+    estimator = make_estimator("auto", 0.01, snapshot=SNAPSHOT)
+    hw = estimator.estimate(bernoulli(a), ModelExecutor(a, **model, seed=2, target="ibm:model_executor"))
+    sim = estimator.estimate(bernoulli(a), ModelExecutor(a, **model, seed=2, target="fake:model"))
+    hw_choice, sim_choice = hw.diagnostics["auto_choice"], sim.diagnostics["auto_choice"]
+    assert sim_choice["chosen"] == "mlae" and "predicted_held_part" not in sim_choice
+    assert hw_choice["chosen"] == "iae+pad" and hw.method == "iae+pad"
+    held = hw_choice["predicted_held_part"]
+    assert 0 < held["iae+pad"] < held["mlae"]
+    for name, width in hw_choice["predicted_half_width"].items():  # own part plus the held part, at most 1/2
+        assert width == pytest.approx(min(0.5, sim_choice["predicted_half_width"][name] + held[name]))
+    assert "over-rotation of Q its counts are predicted not to exclude" in hw.note
+    assert hw.ci_low <= a <= hw.ci_high
+
+
+@pytest.mark.parametrize("method, a, seed", [("iae", 0.02, 25), ("mlae", 0.01, 28)])
+def test_a_wide_held_interval_after_few_calls_spends_a_fresh_k0_round(method, a, seed):
+    """issue 24 item 3: near a = 0 the counts resolve delta poorly, and these runs held an
+    interval wider than 1/2 after about 200 calls (IAE 0.62 wide after 204, MLAE 0.61 after 200
+    before the fix). Now a fresh k = 0 round brings the calls to 1,000 and its own interval,
+    which no over-rotation moves, is the estimate's: at most 1/2 wide, holding a."""
+    est = make_estimator(method, 0.01, snapshot=SNAPSHOT).estimate(
+        bernoulli(a), ModelExecutor(a, **_model(), seed=seed, target="ibm:model_executor"))
+    d = est.diagnostics
+    assert est.oracle_calls == 1000 and est.rounds[-1].k == 0 and est.rounds[-1].shots == d["k0_top_up_shots"]
+    assert d["width_before_top_up"] > 0.5 and est.ci_high - est.ci_low <= 0.5
+    assert est.ci_low <= a <= est.ci_high
+    assert "fresh k=0 round" in est.note and not d.get("budget_bound")
+
+
+@pytest.mark.parametrize("method, a, budget, label", [("iae", 0.02, 300, "ibm:model_executor"),
+                                                       ("auto", 0.02, 300, "ibm:model_executor"),
+                                                       ("mlae", 0.3, 100, "fake:model")])
+def test_a_budget_below_1000_calls_is_named_as_the_binding_limit(method, a, budget, label):
+    """With a caller's budget under 1,000 calls, stopping short is the caller's choice: the
+    estimate spends what the budget leaves (IAE's fresh k = 0 round on hardware up to it) and
+    says the budget was the binding limit (``budget_bound``, the note)."""
+    est = make_estimator(method, 0.01, snapshot=SNAPSHOT, max_calls=budget).estimate(
+        bernoulli(a), ModelExecutor(a, **_model(), seed=25, target=label))
+    assert budget - 2 * 38 <= est.oracle_calls <= budget and not est.reached_epsilon
+    assert est.diagnostics["budget_bound"] is True and "binding limit" in est.note
+    assert est.ci_low <= a <= est.ci_high
+
+
+def test_a_misfit_that_leaves_the_wide_k0_hull_spends_a_fresh_k0_round():
+    """MLAE whose decay model does not fit (here an over-rotation of 0.1 rad under a simulator
+    label, which assumes none) stopped at 496 calls with the hull of its 16 k = 0 shots,
+    [0, 0.69], before the fix: more shots cannot make the model right, but they narrow the
+    k = 0 interval, so a fresh k = 0 round now brings the calls to 1,000."""
+    a = 0.07582010753475009
+    est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
+        bernoulli(a), ModelExecutor(a, **_model(), delta=0.1, seed=7919 * 3 + 1, target="fake:model"))
+    assert est.diagnostics["stopped"] == "misfit" and est.diagnostics["width_before_top_up"] > 0.5
+    assert est.oracle_calls == 1000 and est.ci_high - est.ci_low <= 0.5 and est.ci_low <= a <= est.ci_high
+
+
+def test_an_interval_as_wide_as_asked_for_spends_nothing_more():
+    """A stage that asks for eps >= 1/4 (Q-GP-UCB's early stages) may get an interval wider
+    than 1/2 after few calls: that is what it asked for, not a give-up, so ``k0_top_up`` runs
+    no round (the executor would fail if asked to); the same interval short of eps would."""
+    oracle, prior = bernoulli(0.3), calibration_prior(SNAPSHOT, bernoulli(0.5))
+    est = Estimate(0.3, 0.0, 0.7, 0.4, 0.05, (Round(0, 50, 15), Round(1, 20, 10)), 0.0, "iae+pad", "ibm:x", True)
+
+    class NoRounds:
+        target = "ibm:x"
+
+        def run(self, circuits, shots):
+            raise AssertionError("no round may run")
+
+    assert k0_top_up(est, oracle, NoRounds(), prior, None) == (est, "")
+    short = replace(est, epsilon=0.01, reached_epsilon=False)
+    topped, note = k0_top_up(short, oracle, ModelExecutor(0.3, **_model(), seed=1), prior, None)
+    assert topped.oracle_calls == 1000 and "fresh k=0 round" in note

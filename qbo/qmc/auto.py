@@ -26,7 +26,14 @@ decay, so no bias floor is added), except at k = 0, where its counts pin A0 (a -
 prior on A0 adds its own half-width: the depth model's contrast bounds A0 without pinning it
 (``qbo.qmc.mlae.calibration_prior``), so on a deep oracle whose decay leaves k = 0 the only
 usable power MLAE is no longer predicted narrower than it can be. Both are idealised the same
-way (one power, no schedule overhead), and a tie goes to MLAE. The choice, both predictions,
+way (one power, no schedule overhead), and a tie goes to MLAE. On a real device (an ``ibm:``
+target, ``qbo.qmc.over_rotation.on_real_device``) both intervals hold the over-rotation of Q
+their counts cannot exclude, so each prediction adds that part (``predicted_hold``: the
+expected information on delta of the method's own design, dry-run on expected counts and
+scaled to the calls, through the formula ``held_interval`` applies, averaged over amplitudes);
+where MLAE's short rounds resolve delta worse per call than IAE's deep ones, IAE runs there
+(``diagnostics['auto_choice']['predicted_held_part']``). ``planned_calls`` knows no target and
+plans the simulator choice. The choice, both predictions,
 the budget and a one-line reason are in the estimate's ``diagnostics['auto_choice']``. Without
 a device model, MLAE runs with its own prior (the calibration the target's name declares, else
 a weak one).
@@ -52,6 +59,7 @@ from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.lrae import LikelihoodRatioAE, LRState
 from qbo.qmc.mlae import MaximumLikelihoodAE, a0_log_sd
 from qbo.qmc.montecarlo import MonteCarloEstimator
+from qbo.qmc.over_rotation import on_real_device
 from qbo.qmc.resumable import ResumableState
 from qbo.qmc.result import Estimate
 
@@ -127,10 +135,12 @@ class AutoEstimator:
             return self.device_choice(oracle, snapshot)[0].planned_calls(oracle)
         return self.expected_calls(unit_epsilon(oracle, self.epsilon))
 
-    def device_choice(self, oracle: Oracle, snapshot: Snapshot
+    def device_choice(self, oracle: Oracle, snapshot: Snapshot, real_device: bool = False
                       ) -> tuple[MaximumLikelihoodAE | CalibrationAwareIAE, dict[str, Any]]:
         """MLAE or calibration-aware IAE, whichever the depth model predicts reaches the smaller
-        half-width at the budget (module docstring), and the numbers it compared (unit scale)."""
+        half-width at the budget (module docstring), and the numbers it compared (unit scale);
+        on a ``real_device`` each prediction includes what holding the over-rotation of Q adds
+        (``predicted_hold``)."""
         mlae = MaximumLikelihoodAE(self.epsilon, self.alpha, **{**self.mlae_options, "snapshot": snapshot})
         budget = self.mlae_options.get("budget")
         calls = float(budget) if budget is not None else mlae.planned_calls(oracle)
@@ -140,9 +150,16 @@ class AutoEstimator:
         a0_sd = a0_log_sd(power_noise(snapshot, oracle, 0).contrast, mlae.a0_sd)
         mlae_width, mlae_k = mlae_prediction(snapshot, oracle, calls, self.alpha, needed_k(eps_unit), a0_sd=a0_sd)
         predicted = {"mlae": mlae_width, "iae+pad": iae.predicted_half_width(oracle, calls)}
+        held: dict[str, float] = {}
+        if real_device:  # hardware can over-rotate Q: each interval holds what its counts cannot exclude
+            held = {"mlae": mlae.predicted_hold(oracle, calls, predicted["mlae"]),
+                    "iae+pad": iae.predicted_hold(oracle, calls, predicted["iae+pad"])}
+            predicted = {m: min(0.5, predicted[m] + held[m]) for m in predicted}
         chosen = "iae+pad" if predicted["iae+pad"] < predicted["mlae"] else "mlae"
         facts = {"chosen": chosen, "calls": calls, "predicted_half_width": predicted, "reason": choice_reason(
-            chosen, predicted, mlae_k, prior_half_width(a0_sd, self.alpha), a0_sd)}
+            chosen, predicted, mlae_k, prior_half_width(a0_sd, self.alpha), a0_sd, held)}
+        if held:
+            facts["predicted_held_part"] = held
         return (iae if chosen == "iae+pad" else mlae), facts
 
     def expected_calls(self, epsilon_unit: float) -> float:
@@ -155,7 +172,7 @@ class AutoEstimator:
         if snapshot is None and not is_noiseless(executor.target):  # none: MLAE's own prior (the target's)
             return MaximumLikelihoodAE(self.epsilon, self.alpha, **self.mlae_options).estimate(oracle, executor)
         if snapshot is not None:
-            estimator, facts = self.device_choice(oracle, snapshot)
+            estimator, facts = self.device_choice(oracle, snapshot, on_real_device(executor.target))
             est = estimator.estimate(oracle, executor)
             note = (f"auto ran {facts['chosen']}: predicted half-width (amplitude scale) at {facts['calls']:.4g} calls "
                     + ", ".join(f"{k} {v:.3g}" for k, v in facts["predicted_half_width"].items())
@@ -165,12 +182,17 @@ class AutoEstimator:
         return self.choose(oracle).estimate(oracle, executor)
 
 
-def choice_reason(chosen: str, predicted: dict[str, float], mlae_k: int, prior_half: float, a0_sd: float) -> str:
+def choice_reason(chosen: str, predicted: dict[str, float], mlae_k: int, prior_half: float, a0_sd: float,
+                  held: dict[str, float] | None = None) -> str:
     """One line on why ``device_choice`` ran ``chosen``: the smaller predicted half-width, and
     when MLAE's best power is k = 0, where A0's prior holds its prediction up (the depth model
-    bounds the contrast, it does not pin it: ``qbo.qmc.mlae.calibration_prior``), that part."""
+    bounds the contrast, it does not pin it: ``qbo.qmc.mlae.calibration_prior``), that part;
+    on a real device (``held``), the part of each that holds the over-rotation of Q."""
     other = "mlae" if chosen == "iae+pad" else "iae+pad"
     line = f"{chosen} predicted narrower ({predicted[chosen]:.3g} vs {other} {predicted[other]:.3g})"
+    if held:
+        line += (f"; on a real device each includes the over-rotation of Q its counts are predicted not to exclude "
+                 f"({chosen} {held[chosen]:.3g}, {other} {held[other]:.3g})")
     if mlae_k == 0 and predicted["mlae"] < 0.5:
         line += (f"; MLAE's best power is k = 0, where the depth model's contrast bounds A0 without pinning it "
                  f"(prior sd {a0_sd:.2g} of log A0: {prior_half:.3g} of its half-width)")

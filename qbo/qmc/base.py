@@ -104,6 +104,13 @@ def to_estimate(
     )
 
 
+def budget_note(max_calls: int) -> str:
+    """What a stop at the caller's call cap says (issue 24 item 3: a wide interval after few
+    calls is the budget's doing, not the estimator giving up)."""
+    return (f"the budget of {max_calls} oracle calls (max_calls, --max-calls) was the binding limit: "
+            "the estimator stopped because it was spent, and more calls would narrow the interval")
+
+
 _AMPLITUDES = 16
 _COST_CACHES = itertools.count()
 

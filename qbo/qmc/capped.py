@@ -57,14 +57,16 @@ from qbo.execution.base import Executor
 from qbo.noise import Snapshot
 from qbo.noise.depth import amplitude_bias, needed_k, predicted_pads
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import run_round, to_estimate, unit_epsilon
+from qbo.qmc.base import budget_note, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
-from qbo.qmc.iae import IterativeAmplitudeEstimation
+from qbo.qmc.iae import IterativeAmplitudeEstimation, expected_rounds
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.mlae import calibration_prior
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
 from qbo.qmc.mlae_fit import shallow_interval
-from qbo.qmc.over_rotation import HeldRotation, held_by_iae, held_interval, on_real_device
+from qbo.qmc.over_rotation import (
+    HeldRotation, expected_held_part, held_by_iae, held_interval, held_thetas, k0_top_up, on_real_device,
+)
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
@@ -199,6 +201,25 @@ class CalibrationAwareIAE:
             best = min(best, amplitude_bias_on(k, device.pads[k]) + z * math.sqrt(device.variance / shots) / (4 * k + 2))
         return best
 
+    def predicted_hold(self, oracle: Oracle, calls: float, half: float) -> float:
+        """What holding the over-rotation of Q on a real device is predicted to add to the
+        half-width ``half`` after ``calls`` (unit scale): ``expected_held_part`` of the capped,
+        padded design (its dry run, ``iae.expected_rounds``) with IAE's lever K / (2K + 1)
+        and the calibration prior its counts are read with (``_hold_over_rotation``), averaged
+        over the amplitudes ``HELD_AMPLITUDES``. 0 with a proven floor (k = 0 only: nothing moves)."""
+        device = self.device_plan(oracle)
+        if device.hopeless:
+            return 0.0
+        prior = calibration_prior(self.snapshot, oracle)
+        z = NormalDist().inv_cdf(1 - self.iae.alpha / 2)
+        eps = unit_epsilon(oracle, device.iae.epsilon)
+        parts = []
+        for theta in held_thetas():
+            rounds = expected_rounds(replace(device.iae, max_calls=None), eps, theta)  # the design's shape
+            deepest = max((r.k for r in rounds), default=0)
+            parts.append(expected_held_part(theta, half, rounds, prior, calls, z, deepest / (2 * deepest + 1)))
+        return sum(parts) / len(parts)
+
     def expected_calls(self, epsilon_unit: float) -> float:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
         return self.iae.expected_calls(epsilon_unit)
@@ -214,6 +235,10 @@ class CalibrationAwareIAE:
         held = None
         if on_real_device(est.target) and not device.hopeless:  # hardware can over-rotate Q coherently
             est, held, widen = _hold_over_rotation(self, est, oracle, executor)
+            est, topped = k0_top_up(est, oracle, executor, calibration_prior(self.snapshot, oracle, executor),
+                                    self.iae.max_calls)
+        else:
+            topped = ""
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
         if held is not None and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
@@ -246,6 +271,12 @@ class CalibrationAwareIAE:
             diagnostics.update(rotation_score=held.score, rotation_p_value=held.p_value, rotation_sd=finite(held.sd),
                                rotation_shift=held.shift * scale, rotation_widening=finite(widen * scale))
             note = f"{note}; {_rotation_note(held, widen, scale)}"
+        if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval
+            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")})
+            note = f"{note}; {topped}"
+        if est.diagnostics.get("budget_bound") and self.iae.max_calls is not None:
+            diagnostics["budget_bound"] = True
+            note = f"{note}; {budget_note(self.iae.max_calls)}"
         return replace(est, note=note, diagnostics=diagnostics)
 
 

@@ -33,7 +33,9 @@ from typing import Literal
 
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
+from qbo.qmc.base import (
+    CostCache, budget_note, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model,
+)
 from qbo.qmc.confidence import METHODS
 from qbo.qmc.iae_engine import Plan, State
 from qbo.qmc.inputs import accepts_user_inputs
@@ -124,6 +126,8 @@ class IterativeAmplitudeEstimation:
             wall_time=time.perf_counter() - start, method=method, target=executor.target,
             reached_epsilon=a_high - a_low <= 2 * eps * (1 + 1e-9),
         )
+        if state.budget_bound and not est.reached_epsilon and self.max_calls is not None:
+            est = replace(est, note=budget_note(self.max_calls), diagnostics={"budget_bound": True})
         if self.mitigation is not None and self.mitigation.covers_device_bias:
             return est
         return without_device_model(est, executor.target)
@@ -166,7 +170,9 @@ class IterativeAmplitudeEstimation:
                 if decision is None:  # eps out of reach at this depth: stop before spending
                     break
                 shots, alpha_i = decision
-                shots = self._within(k, shots, rounds, None)
+                cut = self._within(k, shots, rounds, None)
+                state.budget_bound |= cut < shots
+                shots = cut
                 if shots < 1:  # the call cap is spent
                     break
                 rnd = sample(k, shots)
@@ -174,6 +180,7 @@ class IterativeAmplitudeEstimation:
                 ran = (rnd,)
             else:
                 shots = self._within(k, plan.shots_at(k), rounds, None)
+                state.budget_bound |= shots < plan.shots_at(k)
                 if shots < 1:
                     break
                 rnd = sample(k, shots)
@@ -216,7 +223,9 @@ class IterativeAmplitudeEstimation:
         else:
             shots, alpha_i = plan.shots_at(k), plan.round_alpha(k, state.next_repeat(k))
             state.alphas.append(alpha_i)
-        shots = self._within(k, shots, rounds, probe)
+        cut = self._within(k, shots, rounds, probe)
+        state.budget_bound |= cut < shots
+        shots = cut
         if shots < 1:
             return None
         result = probe.estimate(k, shots, alpha_i)
@@ -247,6 +256,15 @@ def _expected_calls(
     return _COSTS.mean_calls((config, key, eps), make_calls_at)
 
 
+def expected_rounds(config: IterativeAmplitudeEstimation, eps: float, theta: float) -> tuple[Round, ...]:
+    """The rounds ``config`` runs to half-width ``eps`` (unit scale) at amplitude sin^2 theta
+    when every round reads its expected count of ones (the cost model's schedule, its
+    mitigation's plug-in intervals included): the design, without an executor."""
+    probe = None if config.mitigation is None else _ExpectedProbe(config.mitigation.cost_model()[1], theta)
+    rounds, _ = config._run(eps, _expected_sampler(theta), probe)
+    return tuple(rounds)
+
+
 def _expected_sampler(theta: float) -> Sampler:
     def sample(k: int, shots: int) -> Round:
         p = math.sin((2 * k + 1) * theta) ** 2
@@ -269,6 +287,13 @@ class _ExpectedProbe:
 
     def __init__(self, bound: RoundEstimator, theta: float) -> None:
         self.bound, self.theta = bound, theta
+
+    @property
+    def scales(self) -> tuple[int, ...]:
+        return tuple(self.bound.scales)
+
+    def shots_per_scale(self, shots: int) -> list[int]:
+        return self.bound.shots_per_scale(shots)
 
     def plug_in(self, k: int, p: float, shots: int, alpha: float) -> tuple[float, float]:
         return self.bound.plug_in(k, p, shots, alpha)

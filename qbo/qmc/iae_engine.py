@@ -322,6 +322,7 @@ class State:
         self.last_k, self.last_shots = -1, 0
         self.last_final = False  # the last 'spend' round was planned to finish
         self.alphas: list[float] = []  # level alpha_i of every round run, in order
+        self.budget_bound = False  # a round was cut, or none ran, because the call cap was spent
 
     @property
     def width(self) -> float:

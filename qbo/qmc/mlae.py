@@ -29,20 +29,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
+from qbo import caches
 from qbo.execution.base import Compiling, Executor, Target
 from qbo.grover import power_circuit
 from qbo.noise.blocks import TranspileCached
 from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
-from qbo.qmc.base import CostCache, check_accuracy, declared_noise, is_noiseless, run_round, unit_epsilon
+from qbo.qmc.base import CostCache, budget_note, check_accuracy, declared_noise, is_noiseless, run_round, unit_epsilon
 from qbo.qmc.inputs import accepts_user_inputs
-from qbo.qmc.likelihood import DecayPrior
+from qbo.qmc.likelihood import DecayPrior, observed
 from qbo.qmc.mlae_design import Schedule
 from qbo.qmc.mlae_report import report
-from qbo.qmc.over_rotation import on_real_device
+from qbo.qmc.over_rotation import expected_held_part, held_thetas, k0_top_up, on_real_device
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -181,7 +183,14 @@ class MaximumLikelihoodAE:
         plain = lambda k, n: tracker.told((run_round(executor, oracle, k, n),))  # noqa: E731
         run.loop(plain if folds is None else lambda k, n: tracker.told(folds.sample(k, n)))
         run.check(plain)  # the k = 0 check round is never folded
-        return report(run, oracle, executor.target, time.perf_counter() - start, on_real_device(executor.target))
+        est = report(run, oracle, executor.target, time.perf_counter() - start, on_real_device(executor.target))
+        # wider than 1/2 after few calls (held on hardware, or a misfit's k = 0 hull): a fresh k = 0 round
+        est, topped = k0_top_up(est, oracle, executor, prior, self.budget)
+        if topped:
+            est = replace(est, note=f"{est.note}; {topped}" if est.note else topped)
+        if est.diagnostics.get("budget_bound") and self.budget is not None:
+            est = replace(est, note=f"{est.note}; {budget_note(self.budget)}" if est.note else budget_note(self.budget))
+        return est
 
     def planned_calls(self, oracle: Oracle) -> float:
         """The cost model for ``oracle`` (Dai et al. 2023, Alg. 1 line 5 plans a stage with it)."""
@@ -198,6 +207,28 @@ class MaximumLikelihoodAE:
         key, model = self.mitigation.cost_model()
         return _expected_calls(config, float(epsilon_unit), key, model) + self.check_shots
 
+    def predicted_hold(self, oracle: Oracle, calls: float, half: float) -> float:
+        """What holding the over-rotation of Q on a real device is predicted to add to the
+        half-width ``half`` after ``calls`` (unit scale): ``expected_held_part`` of this
+        configuration's design without a budget (the schedule dry-run on the expected counts
+        of the device prior's model), with the fit's own lever, averaged over the amplitudes
+        ``HELD_AMPLITUDES``. Needs ``snapshot`` (the device prior); 0 without one."""
+        if self.snapshot is None:
+            return 0.0
+        prior = self.device_prior(self.snapshot, oracle)
+        eps = unit_epsilon(oracle, self.epsilon)
+        config = replace(self, budget=None, check_shots=0, mitigation=None)
+        z = float(NormalDist().inv_cdf(1 - self.alpha / 2))
+        parts = [expected_held_part(theta, half, _dry_run(config, eps, prior, theta), prior, calls, z)
+                 for theta in held_thetas()]
+        return sum(parts) / len(parts)
+
+    def device_prior(self, snapshot: "Snapshot", oracle: Oracle, executor: Executor | None = None) -> DecayPrior:
+        """The nuisance priors from ``snapshot``'s calibration (``calibration_prior``) with this
+        configuration's offset and model error (what ``prior_for`` uses on a device target)."""
+        prior = calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd, folds=self.mitigation is not None)
+        return replace(prior, offset_sd=self.offset_sd, model_error=self.model_error)
+
     def prior_for(self, oracle: Oracle, executor: Executor) -> DecayPrior:
         """The nuisance priors this estimate uses on ``executor`` (docs/mlae.md)."""
         noiseless = noiseless_target(executor.target)
@@ -209,8 +240,7 @@ class MaximumLikelihoodAE:
         if snapshot is None:
             return DecayPrior(1.0, 1.0, 0.5, 0.1, source="weak (no calibration)", offset_sd=self.offset_sd,
                               model_error=self.model_error)
-        prior = calibration_prior(snapshot, oracle, executor, self.a0_sd, self.r_sd, folds=self.mitigation is not None)
-        return replace(prior, offset_sd=self.offset_sd, model_error=self.model_error)
+        return self.device_prior(snapshot, oracle, executor)
 
 
 def check_fold_mitigation(mitigation: ProbabilityEstimator | None) -> None:
@@ -282,6 +312,21 @@ def a0_prior(c0: float, a0_sd: float) -> tuple[float, float]:
 def a0_log_sd(c0: float, a0_sd: float) -> float:
     """The prior sd of log A0 for the depth model's c_0 (``a0_prior``)."""
     return a0_prior(c0, a0_sd)[1]
+
+
+@caches.lru(maxsize=1024)
+def _dry_run(config: MaximumLikelihoodAE, eps: float, prior: DecayPrior, theta: float) -> tuple[Round, ...]:
+    """The rounds of ``config``'s schedule at amplitude sin^2 theta when every round reads the
+    expected count of ``prior``'s model (``predicted_hold``); cached (the snapshot enters
+    through ``prior``)."""
+    run = Schedule(config, eps, prior)
+
+    def sample(k: int, n: int) -> tuple[Round, ...]:
+        q = float(observed(theta, k, math.log(prior.a0), math.log(prior.r), prior))
+        return (Round(k=k, shots=n, ones=round(n * q)),)
+
+    run.loop(sample)
+    return tuple(run.rounds)
 
 
 def _aer(snapshot: "Snapshot") -> Any:

@@ -68,6 +68,12 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
     diagnostics.update(rotation_score=rot, rotation_p_value=p_rot, rotation_sd=finite(sd),
                        rotation_detectable=finite(detectable), rotation_shift=finite(shift * scale),
                        rotation_widening=finite(widen * scale))
+    diagnostics["budget_bound"] = run.stopped == "budget" and not reached  # the caller's cap stopped it
+    if widen > 0.0 and not reached and diagnostics["calls_for_epsilon"] is not None:
+        # the held part, not the fit, is what is left: its sd shrinks as calls^-1/2 (as IAE's,
+        # ``qbo.qmc.capped._calls_past_rotation``); none where the counts do not resolve delta
+        diagnostics["calls_for_epsilon"] = (None if k0_only else
+                                            max(diagnostics["calls_for_epsilon"], run.calls * (widen / (0.5 * run.eps)) ** 2))
     note = ""
     if not fits:
         why = []
@@ -80,7 +86,8 @@ def report(run: Schedule, oracle: Oracle, target: str, wall_time: float, real_de
     elif not reached:
         calls = diagnostics["calls_for_epsilon"]
         need = "not reachable" if calls is None else f"about {calls:.3g} honest calls would reach it"
-        note = (f"eps={run.cfg.epsilon} not reached ({run.stopped}); half-width "
+        why = "the fit reached it; the over-rotation held widens it" if run.stopped == "reached" else run.stopped
+        note = (f"eps={run.cfg.epsilon} not reached ({why}); half-width "
                 f"{diagnostics['reachable_half_width']:.3g}; {need}")
     if fits and f.phi > 1.0:
         scattered = (f"the interval is widened by the dispersion phi = {f.phi:.3g} (deviance {dev:.1f} on {dof} dof, "
