@@ -242,7 +242,7 @@ class CalibrationAwareIAE:
             topped = ""
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
-        if held is not None and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
+        if held is not None and not topped and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
             diagnostics["calls_for_epsilon"] = _calls_past_rotation(diagnostics["calls_for_epsilon"], est, held, widen, eps_unit)
         name = self.snapshot.name
         if device.hopeless:
@@ -272,8 +272,10 @@ class CalibrationAwareIAE:
             diagnostics.update(rotation_score=held.score, rotation_p_value=held.p_value, rotation_sd=finite(held.sd),
                                rotation_shift=held.shift * scale, rotation_widening=finite(widen * scale))
             note = f"{note}; {_rotation_note(held, widen, scale)}"
-        if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval
-            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")})
+        if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval, which
+            # no over-rotation moves (the facts above describe the counts; the widening was the discarded interval's)
+            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")},
+                               rotation_widening=0.0)
             note = f"{note}; {topped}"
         if est.diagnostics.get("budget_bound") and self.iae.max_calls is not None:
             diagnostics["budget_bound"] = True
