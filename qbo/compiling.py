@@ -24,6 +24,8 @@ try:  # the optional extra 'fast'; the same functions run as Python without it
     import numba as _numba
     from numba.core import event as _event
 except ImportError:  # pragma: no cover - exercised where numba is not installed
+    if uninterrupted.replaced() is not None:  # a signal during numba's import, not a missing numba
+        raise
     _numba = None
     _event = None
 

@@ -21,7 +21,10 @@
   signal, which comes again a millisecond later (a SIGALRM tick; a deadline's timer is put
   back after it) or at the end of an ``uninterrupted`` block, whichever is first. A signal
   that lands in importlib's own frames is held the same way without being raised there (its
-  module-lock callback takes the global import lock before its ``try``).
+  module-lock callback takes the global import lock before its ``try``). A handler can run
+  nested in another (a tick landing while the handler arms it, on a loaded machine): the
+  nested run raises nothing and arms the tick again, and a SIGALRM is a deadline's end only
+  once the deadline is due, so a tick never exits 142 and is never spent unseen.
 - ``deadline`` (issue 25): a whole-command time limit. SIGALRM goes through the same handler,
   so it too waits for the end of an ``uninterrupted`` block; it raises ``Interrupted`` with
   exit code ``TIMED_OUT_EXIT`` (124, as coreutils ``timeout``) and the note "timed out after S s".
@@ -30,6 +33,7 @@
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import json
 import os
@@ -66,6 +70,8 @@ class _Deferral:
         self.depth = 0
         self.pending: int | None = None  # a signal held until the outermost block ends
         self.raised = False  # Interrupted was raised once; later signals are absorbed
+        self.busy = False  # ``handle`` or ``hold`` runs: a handler nested in it only notes its signal
+        self.delivered: int | None = None  # the signal whose Interrupted was raised (``replaced``)
 
     def __enter__(self) -> None:
         self.depth += 1
@@ -73,11 +79,31 @@ class _Deferral:
     def __exit__(self, *exc: object) -> None:
         self.depth -= 1
         if self.depth == 0 and self.pending is not None and not self.raised:
-            self.raised = True
+            self.raised, self.delivered = True, self.pending
             raise Interrupted(self.pending)
 
     def handle(self, signum: int, frame: object) -> None:
-        if signum == signal.SIGALRM and _alarm.ticking:  # the tick of a held signal (``hold``), not a deadline
+        """The handler of SIGINT, SIGTERM and SIGALRM. Python runs a handler at any bytecode,
+        also inside another handler: a held signal's tick can land inside the ``tick`` that
+        sets it up (a loaded machine lets its millisecond pass). A nested run raises nothing
+        (it would raise where the outer run decided not to, in importlib's frames) and, its
+        tick perhaps spent, sets the tick again."""
+        if self.busy:
+            if signum != signal.SIGALRM or _alarm.due():
+                self.pending = signum if self.pending is None else self.pending
+            if self.pending is not None and not self.raised:
+                _alarm.tick()
+            return
+        self.busy = True
+        try:
+            self._handle(signum, frame)
+        finally:
+            self.busy = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if signum == signal.SIGALRM and (_alarm.ticking or not _alarm.due()):
+            # the tick of a held signal (``hold``), or a late one: SIGALRM is a deadline's
+            # only once the deadline is due (never Interrupted(SIGALRM), exit 142, for a tick)
             _alarm.untick()
             if self.pending is None:
                 return
@@ -87,24 +113,55 @@ class _Deferral:
         if self.depth:
             self.pending = signum
             return
-        if _in_import_machinery(frame):  # between its lock's acquire and its try: raising would leave it held
+        if _in_import_machinery(frame) or not _between_instructions(frame):
+            # importlib's own frames: between its lock's acquire and its try, raising would leave
+            # it held; inside an instruction's C code: the raise may be replaced or mishandled
             self.pending = signum
             _alarm.tick()
             return
-        self.raised = True
+        self.raised, self.delivered = True, signum
         raise Interrupted(signum)
+
+    def replaced(self) -> Interrupted | None:
+        """The interrupt raised under the ``interruptible`` in force, for an error that took its
+        place: C code that ran the handler (``PyObject_Repr`` checks for signals) may drop the
+        exception and raise one of its own; None if no interrupt was raised."""
+        return None if self.delivered is None else Interrupted(self.delivered)
 
     def hold(self, signum: int) -> None:
         """``Interrupted(signum)`` was raised where Python cannot raise it and was lost: hold
         the signal as a block would, and deliver it again after ``TICK_S`` (``_Alarm.tick``)."""
-        self.pending = signum
-        _alarm.tick()
-        self.raised = False  # last: a signal before this line is absorbed, one after raises
+        self.busy = True  # a tick landing before this returns is set again, not spent
+        try:
+            self.pending, self.delivered = signum, None
+            self.raised = False
+            _alarm.tick()
+        finally:
+            self.busy = False
 
 
 def _in_import_machinery(frame: Any) -> bool:
     """The handler runs in importlib's own code (not a module's body that an import runs)."""
     return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib.")
+
+
+# where CPython's eval loop runs pending signal handlers (a call, a loop's back edge, a
+# function's start); a C function such a call runs checks for signals there too, and says so
+_CHECKS_SIGNALS = frozenset(dis.opmap[name] for name in ("RESUME", "JUMP_BACKWARD", "PRECALL", "CALL", "CALL_FUNCTION_EX", "CALL_KW")
+                            if name in dis.opmap)
+
+
+def _between_instructions(frame: Any) -> bool:
+    """The handler runs where raising is a plain raise: at an instruction where the eval loop
+    checks for signals, not inside another instruction's C code that checks them on its own
+    (``PyObject_Repr``, ``PyObject_Str``): there CPython or an extension may drop the exception
+    for one of its own. ``from _thread import _ThreadHandle`` (dill, imported by qiskit) formats
+    its ImportError with ``%R``; a SIGTERM handled inside it turned into "TypeError: expected a
+    message argument" (exit 1, an internal error, once in 300 SIGTERMs to a loaded `qbo run`)."""
+    if frame is None:  # no Python frame: nothing to replace the raise
+        return True
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return not 0 <= at < len(code) or code[at] in _CHECKS_SIGNALS
 
 
 uninterrupted = _Deferral()
@@ -156,16 +213,17 @@ def interruptible(final: bool = False) -> Iterator[None]:
         yield
         return
     with _holding_lost_signals():  # the hook is in force whenever the handlers are
-        previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in INTERRUPTS}
+        # SIGALRM first: the tick of a held signal comes through it (``_Alarm.tick`` never swaps it)
+        previous = {signum: signal.signal(signum, uninterrupted.handle) for signum in (signal.SIGALRM, *INTERRUPTS)}
         if final:
             _alarm.origin = time.monotonic()  # a ``deadline`` counts from here: the command's start, its imports included
         try:
             yield
         finally:
             _alarm.untick()
-            for signum, handler in previous.items():
-                signal.signal(signum, signal.SIG_IGN if final else handler)
-            uninterrupted.pending, uninterrupted.raised = None, False
+            for signum, handler in reversed(previous.items()):  # SIGALRM last: a tick still due finds its handler
+                signal.signal(signum, signal.SIG_IGN if final and signum in INTERRUPTS else handler)
+            uninterrupted.pending, uninterrupted.raised, uninterrupted.delivered = None, False, None
             if final:
                 _alarm.origin = None
 
@@ -175,40 +233,42 @@ TIMED_OUT_EXIT = 124  # the command ran past its --timeout (as coreutils ``timeo
 
 class _Alarm:
     """The one ``deadline`` in force: its length and when it ends (``time.monotonic``); and the
-    tick that delivers a held signal again (``_Deferral.hold``), with the SIGALRM handler and
-    timer it replaced for its millisecond (a deadline's, or anyone's), put back when it ends."""
+    tick that delivers a held signal again (``_Deferral.hold``) through SIGALRM, whose handler
+    (``uninterrupted.handle``, installed by ``interruptible`` and ``deadline``) it never swaps:
+    swapping it opened windows where a tick landed on the default action or on a handler that
+    took it for the deadline (exit 142 under load). The timer is shared: a tick's end arms the
+    deadline's again."""
 
     def __init__(self) -> None:
         self.seconds: float | None = None
         self.ends: float | None = None
         self.origin: float | None = None  # when the ``qbo`` command started (``interruptible(final=True)``)
         self.ticking = False
-        self._replaced: tuple[Any, float, float] = (signal.SIG_DFL, 0.0, 0.0)  # handler, timer left, when
 
     def left(self) -> float | None:
         """Seconds until the deadline (never negative), or None without one."""
         return None if self.ends is None else max(0.0, self.ends - time.monotonic())
 
+    def due(self) -> bool:
+        """A deadline is in force and has passed (a SIGALRM now is its end, not a tick)."""
+        return self.ends is not None and time.monotonic() >= self.ends
+
     def tick(self) -> None:
-        """SIGALRM through ``uninterrupted.handle`` in ``TICK_S`` (main thread)."""
-        if not self.ticking:
-            handler = signal.signal(signal.SIGALRM, uninterrupted.handle)
-            left, _ = signal.setitimer(signal.ITIMER_REAL, TICK_S)
-            self._replaced, self.ticking = (handler, left, time.monotonic()), True
-        else:
-            signal.setitimer(signal.ITIMER_REAL, TICK_S)
+        """SIGALRM through ``uninterrupted.handle`` in ``TICK_S`` (main thread). Without that
+        handler (no ``interruptible`` or ``deadline`` in force) there is no tick: the held
+        signal waits for the end of the next ``uninterrupted`` block."""
+        if signal.getsignal(signal.SIGALRM) != uninterrupted.handle:
+            return
+        self.ticking = True  # before the timer: a tick landing at once is known as one
+        signal.setitimer(signal.ITIMER_REAL, TICK_S)
 
     def untick(self) -> None:
-        """End the tick: the handler and the timer it replaced come back (a timer that would
-        have fired meanwhile fires at once)."""
+        """End the tick: the deadline's timer, if one is in force, is armed again (at once if due)."""
         if not self.ticking:
             return
         self.ticking = False
-        handler, left, since = self._replaced
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if left > 0.0:
-            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - since), 1e-6))
+        ends = self.ends
+        signal.setitimer(signal.ITIMER_REAL, 0 if ends is None else max(ends - time.monotonic(), 1e-6))
 
 
 _alarm = _Alarm()
@@ -234,16 +294,17 @@ def deadline(seconds: float | None) -> Iterator[None]:
         previous = signal.signal(signal.SIGALRM, uninterrupted.handle)
         now = time.monotonic()
         _alarm.seconds, _alarm.ends = seconds, (now if _alarm.origin is None else _alarm.origin) + seconds
-        signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
+        if not _alarm.ticking:  # a tick's end arms it (``_Alarm.untick``)
+            signal.setitimer(signal.ITIMER_REAL, max(_alarm.ends - now, 1e-6))  # 0 would disarm it
         try:
             yield
         finally:
             try:
+                _alarm.seconds = _alarm.ends = None  # first: a SIGALRM from here on is no deadline's
                 _alarm.untick()
                 signal.setitimer(signal.ITIMER_REAL, 0)
             finally:
                 signal.signal(signal.SIGALRM, previous)
-                _alarm.seconds = _alarm.ends = None
                 if uninterrupted.pending == signal.SIGALRM:
                     uninterrupted.pending = None
                 if signal.getsignal(signal.SIGINT) != uninterrupted.handle:  # not inside ``interruptible``, which resets it

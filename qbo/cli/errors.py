@@ -32,7 +32,7 @@ from typing import TypeVar
 import typer
 
 from qbo.errors import HardwareError, QboError
-from qbo.files import Interrupted
+from qbo.files import Interrupted, uninterrupted
 
 F = TypeVar("F", bound=Callable)
 
@@ -70,14 +70,15 @@ def one_line_errors(func: F) -> F:
 def interrupted_cause(exc: BaseException) -> Interrupted | None:
     """The ``Interrupted`` behind ``exc``, if a signal caused it: a SIGINT landing while a
     compiled module (qiskit's ``_accelerate``) initialises is re-raised by it as its own error,
-    with the interrupt as its cause."""
+    with the interrupt as its cause; C code may also drop the interrupt for an error of its own
+    (``qbo.files.uninterrupted.replaced``): an error after an interrupt is that interrupt."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, Interrupted):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
-    return None
+    return uninterrupted.replaced()
 
 
 def fail(exc: BaseException) -> None:

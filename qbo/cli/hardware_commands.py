@@ -22,7 +22,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from qbo.cli.errors import one_line_errors
+from qbo.cli.errors import interrupted_cause, one_line_errors
 from qbo.cli.run_commands import fresh_folder
 from qbo.files import deadline, time_left
 
@@ -273,10 +273,15 @@ def _run(folder: Path, go: Callable[[Any], list[dict[str, Any]]]) -> None:
 
     try:
         records = go(_Progress())
-    except Interrupted as exc:  # journals cut back to their last commit, the lock released; qbo.cli.app prints it
-        if (folder / "run.json").exists():  # "interrupted" or "timed out after S s"
-            exc.note = f"{exc.note}; resume with: qbo jobs resume {folder}"
-        raise
+    except (Exception, Interrupted) as exc:  # journals cut back to their last commit, the lock released
+        interrupt = None if isinstance(exc, typer.Exit) else interrupted_cause(exc)
+        if interrupt is None:
+            raise
+        if (folder / "run.json").exists():  # "interrupted" or "timed out after S s"; qbo.cli.app prints it
+            interrupt.note = f"{interrupt.note}; resume with: qbo jobs resume {folder}"
+        if interrupt is exc:
+            raise
+        raise interrupt from None
     cfg = load_config(folder / "config.toml")
     typer.echo(format_table(summarise(records, cfg)))
     jobs = JobJournal.in_run_dir(folder).jobs()

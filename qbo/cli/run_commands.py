@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, Optional
 import typer
 from typer.core import TyperCommand
 
-from qbo.cli.errors import one_line_errors
+from qbo.cli.errors import interrupted_cause, one_line_errors
 
 LENGTHSCALE_HELP = (
     "Length scale of every GP policy: fixed:VALUE | mle | lb[:THETA0] (LB-GP-UCB, Ziomek et al.) "
@@ -64,9 +64,14 @@ def run(
         if cfg.accounting == "reference":
             typer.echo("note: reference accounting UNDERCOUNTS oracle calls; use honest accounting for conclusions")
         typer.echo(f"wrote {folder}/stages.jsonl, summary.csv, regret.png in {time.perf_counter() - started:.1f} s")
-    except Interrupted as exc:  # the journals are cut back to their last commit and the lock is released
-        exc.note = interrupted_line(folder)  # qbo.cli.app prints it; also while the last lines print
-        raise
+    except (Exception, Interrupted) as exc:  # interrupted: the journals are cut back to their last commit, the lock released
+        interrupt = None if isinstance(exc, typer.Exit) else interrupted_cause(exc)
+        if interrupt is None:
+            raise
+        interrupt.note = interrupted_line(folder)  # qbo.cli.app prints it; also while the last lines print
+        if interrupt is exc:
+            raise
+        raise interrupt from None
 
 
 def interrupted_line(folder: Path) -> str:

@@ -22,11 +22,20 @@ ARGS = ("run", "--budget", "1500", "--trials", "2", "--seed", "3")
 COMPARED = ("config.toml", "run.json", "stages.jsonl", "summary.csv")
 
 
+CHILD_ENV = {"PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"}  # a child that crashes prints its stacks
+
+
 def start_cli(*args: str, cwd: Path) -> subprocess.Popen:
     """``python -m qbo.cli ARGS`` of this tree in ``cwd``, its output piped."""
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "qbo.cli", *args], cwd=cwd, env=env,
+    return subprocess.Popen([sys.executable, "-m", "qbo.cli", *args], cwd=cwd, env=os.environ | CHILD_ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def exit_report(returncode: int, err: bytes) -> str:
+    """How a child ended, for an assertion message: its exit code (a signal that killed it by
+    name) and its whole stderr (with ``CHILD_ENV``, a crash's stacks from faulthandler)."""
+    how = f"killed by {signal.Signals(-returncode).name}" if returncode < 0 else f"exit {returncode}"
+    return f"{how}; stderr:\n{err.decode(errors='replace')}"
 
 
 def finished_files(folder: Path) -> dict[str, bytes]:
@@ -41,7 +50,7 @@ def reference_run(cwd: Path) -> tuple[dict[str, bytes], float]:
     started = time.monotonic()
     proc = start_cli(*ARGS, "--out", "R", cwd=cwd)
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 0, exit_report(proc.returncode, err)
     return finished_files(cwd / "R"), time.monotonic() - started
 
 
@@ -51,7 +60,7 @@ def resume_or_restart(cwd: Path, expected: dict[str, bytes], moment: object) -> 
     run = cwd / "R"
     again = start_cli("run", "--resume", "R", cwd=cwd) if (run / "run.json").exists() else start_cli(*ARGS, "--out", "R", cwd=cwd)
     _, err = again.communicate(timeout=300)
-    assert again.returncode == 0, (moment, err.decode())
+    assert again.returncode == 0, f"resume after a stop at {moment}: {exit_report(again.returncode, err)}"
     assert finished_files(run) == expected, moment
 
 
@@ -86,7 +95,7 @@ def kill_9_then_resume(config: Tomlable, base: Path, *, most: int, pause: tuple[
     into ``base/warm``, after the first has filled numba's cache), so the kills land at the same
     points of the run on a loaded machine and on an idle one (absolute pauses killed nothing on
     an idle CI machine, and a cold first run's compile would inflate W)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = os.environ | CHILD_ENV
     toml = base / "config.toml"
     toml.write_text(config.to_toml())
     clean, killed = base / "clean", base / "killed"
