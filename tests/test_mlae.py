@@ -643,7 +643,7 @@ def test_an_out_of_reach_eps_does_not_give_up_cheaply(seed):
     """Issue 24, item 3: with A0 anywhere from ~0 to 1 (an untrusted contrast) and eps = 0.005
     out of reach, the estimate stopped after 112 to 496 calls with the whole window. Now it
     spends at least GIVE_UP_CALLS, reports a floor, and the interval still covers."""
-    from qbo.qmc.mlae_design import GIVE_UP_CALLS
+    from qbo.qmc.give_up import GIVE_UP_CALLS
 
     wide = replace(DEEP_PRIOR, a0_sd=abs(math.log(0.065)))
     est = MaximumLikelihoodAE(0.005, ALPHA, prior=wide).estimate(bernoulli(0.3), ModelExecutor(0.3, seed=seed, **DEEP))
@@ -685,7 +685,7 @@ def test_a_fit_that_check_would_widen_does_not_stop_as_reached_under_give_up_cal
     k = 0 hull [0, 0.668]: a 0.67-wide interval after 819 of 1623 calls. Under GIVE_UP_CALLS the
     loop now goes on while the fit would be widened (these are that run's counts; one more
     round and the deviance p is 0.002)."""
-    from qbo.qmc.mlae_design import GIVE_UP_CALLS
+    from qbo.qmc.give_up import GIVE_UP_CALLS
 
     a = 0.07622531341298656
     script = [(0, 16, 2), (1, 16, 4), (2, 16, 16), (4, 27, 8), (12, 8, 7), (14, 8, 8), (15, 8, 3)]

@@ -15,8 +15,12 @@ from hypothesis import strategies as st
 from qbo.noise import load_snapshot
 from qbo.oracles import bernoulli
 from qbo.qmc import make_estimator
-from qbo.qmc.mlae import calibration_prior
-from qbo.qmc.over_rotation import held_by_iae, held_interval, k0_top_up, on_real_device
+from qbo.qmc.confidence import clopper_pearson
+from qbo.qmc.likelihood import DecayPrior
+from qbo.qmc.mlae import MaximumLikelihoodAE, calibration_prior
+from qbo.qmc.mlae_fit import FALLBACK_A0_SD, shallow_interval
+from qbo.qmc.give_up import GIVE_UP_CALLS, k0_top_up, widest_k0_interval
+from qbo.qmc.over_rotation import held_by_iae, held_interval, on_real_device
 from qbo.qmc.result import Estimate, Round
 from tests.support.bench import bench_module
 
@@ -134,9 +138,9 @@ def test_auto_on_hardware_counts_the_held_part_and_runs_the_narrower_method():
 @pytest.mark.parametrize("method, a, seed", [("iae", 0.02, 25), ("mlae", 0.01, 28)])
 def test_a_wide_held_interval_after_few_calls_spends_a_fresh_k0_round(method, a, seed):
     """issue 24 item 3: near a = 0 the counts resolve delta poorly, and these runs held an
-    interval wider than 1/2 after about 200 calls (IAE 0.62 wide after 204, MLAE 0.61 after 200
-    before the fix). Now a fresh k = 0 round brings the calls to 1,000 and its own interval,
-    which no over-rotation moves, is the estimate's: at most 1/2 wide, holding a."""
+    interval wider than 1/2 after a few hundred calls. Now a fresh k = 0 round brings the calls
+    to 1,000 and its own interval, which no over-rotation moves, is the estimate's: at most 1/2
+    wide, holding a."""
     est = make_estimator(method, 0.01, snapshot=SNAPSHOT).estimate(
         bernoulli(a), ModelExecutor(a, **_model(), seed=seed, target="ibm:model_executor"))
     d = est.diagnostics
@@ -162,9 +166,9 @@ def test_a_budget_below_1000_calls_is_named_as_the_binding_limit(method, a, budg
 
 def test_a_misfit_that_leaves_the_wide_k0_hull_spends_a_fresh_k0_round():
     """MLAE whose decay model does not fit (here an over-rotation of 0.1 rad under a simulator
-    label, which assumes none) stopped at 496 calls with the hull of its 16 k = 0 shots,
-    [0, 0.69], before the fix: more shots cannot make the model right, but they narrow the
-    k = 0 interval, so a fresh k = 0 round now brings the calls to 1,000."""
+    label, which assumes none) stopped short of 1,000 calls with the hull of its few k = 0
+    shots, wider than 1/2: more shots cannot make the model right, but they narrow the k = 0
+    interval, so a fresh k = 0 round now brings the calls to 1,000."""
     a = 0.07582010753475009
     est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
         bernoulli(a), ModelExecutor(a, **_model(), delta=0.1, seed=7919 * 3 + 1, target="fake:model"))
@@ -189,3 +193,102 @@ def test_an_interval_as_wide_as_asked_for_spends_nothing_more():
     short = replace(est, epsilon=0.01, reached_epsilon=False)
     topped, note = k0_top_up(short, oracle, ModelExecutor(0.3, **_model(), seed=1), prior, None)
     assert topped.oracle_calls == 1000 and "fresh k=0 round" in note
+
+
+def test_mlae_top_up_stays_within_its_own_max_calls():
+    """MLAE's loop obeys ``max_calls`` when no budget is given; the fresh k = 0 round must too
+    (it brought the calls to 1,000 past a cap of 300), and says the cap was the binding limit."""
+    est = MaximumLikelihoodAE(0.01, snapshot=SNAPSHOT, max_calls=300).estimate(
+        bernoulli(0.01), ModelExecutor(0.01, **_model(), seed=28, target="ibm:model_executor"))
+    assert est.oracle_calls <= 300 and est.rounds[-1].k == 0
+    assert est.diagnostics["budget_bound"] is True and "binding limit" in est.note
+    assert est.ci_low <= 0.01 <= est.ci_high
+
+
+def _wide(width: float, spent: int, eps: float = 0.01) -> Estimate:
+    return Estimate(0.3, 0.3 - width / 2, 0.3 + width / 2, eps, 0.05, (Round(0, spent, round(0.3 * spent)),), 0.0,
+                    "mlae", "ibm:x", False)
+
+
+@pytest.mark.parametrize("width, spent", [(0.52, 995), (0.51, 999), (0.9, 990), (0.6, 700)])
+def test_the_top_up_without_a_budget_is_never_wider_than_what_it_replaces(width, spent):
+    """Without a budget the round was GIVE_UP_CALLS - spent shots whatever that gave: 5 shots
+    after 995 calls replaced a 0.52-wide interval with a wider one. Now the round is sized,
+    before any count, so that its widest possible interval is narrower."""
+    prior = replace(calibration_prior(SNAPSHOT, bernoulli(0.5)), offset_sd=0.02)
+    topped, note = k0_top_up(_wide(width, spent), bernoulli(0.3), ModelExecutor(0.3, **_model(), seed=3), prior, None)
+    shots = topped.diagnostics["k0_top_up_shots"]
+    assert shots >= GIVE_UP_CALLS - spent and widest_k0_interval(shots, prior, 0.05) < width
+    assert topped.ci_high - topped.ci_low < width and topped.oracle_calls == spent + shots and note
+    if shots > GIVE_UP_CALLS - spent:  # the fewest such shots: one fewer is not sure to be narrower
+        assert widest_k0_interval(shots - 1, prior, 0.05) >= width or shots - 1 < GIVE_UP_CALLS - spent
+
+
+def test_no_top_up_where_no_k0_round_can_be_narrower():
+    """With A0's prior range that wide, no k = 0 round of any size is sure to be narrower than
+    0.55: nothing runs (the executor would fail if asked to)."""
+    prior = DecayPrior(0.05, 1.0, 0.5, 0.0, offset_sd=0.02)
+
+    class NoRounds:
+        target = "ibm:x"
+
+        def run(self, circuits, shots):
+            raise AssertionError("no round may run")
+
+    est = _wide(0.55, 900)
+    assert k0_top_up(est, bernoulli(0.3), NoRounds(), prior, None) == (est, "")
+
+
+def test_mlae_after_a_top_up_that_reaches_eps_reports_the_reported_interval():
+    """The fresh k = 0 round reached eps here: the note must not say eps was missed, nor that
+    more calls would narrow it, and the diagnostics describe the reported interval (no
+    over-rotation widening, the calls spent reach it), not the discarded one."""
+    est = make_estimator("mlae", 0.01, snapshot=SNAPSHOT).estimate(
+        bernoulli(0.01), ModelExecutor(0.01, **_model(), seed=28, target="ibm:model_executor"))
+    d = est.diagnostics
+    assert est.reached_epsilon and "k0_top_up_shots" in d
+    assert "not reached" not in est.note and "would reach" not in est.note and "widens it" not in est.note
+    assert d["calls_for_epsilon"] == est.oracle_calls and d["epsilon_floor"] == 0.0
+    assert d["rotation_widening"] == 0.0 and d["reachable_half_width"] == pytest.approx(est.half_width)
+    assert not d["budget_bound"] and "k=0 rounds' own" in d["interval_method"]
+
+
+def test_a_capped_top_up_that_reaches_eps_does_not_blame_the_budget():
+    """Under a budget below 1,000 calls, a fresh k = 0 round that reaches eps is not a stop at
+    the budget: ``budget_bound`` False, and the estimate reached."""
+    prior = calibration_prior(SNAPSHOT, bernoulli(0.5))
+    est = replace(_wide(0.6, 200, eps=0.2), diagnostics={"budget_bound": True})
+    topped, _ = k0_top_up(est, bernoulli(0.3), ModelExecutor(0.3, **_model(), seed=4), prior, 900)
+    assert topped.reached_epsilon and topped.diagnostics["budget_bound"] is False
+    assert topped.oracle_calls == 900
+
+
+@settings(max_examples=60, deadline=None)
+@given(ones=st.integers(0, 200), extra=st.integers(0, 200), a0=st.floats(0.3, 1.0), a0_sd=st.sampled_from([0.0, 0.05]),
+       offset=st.floats(0.3, 0.7), offset_sd=st.sampled_from([0.0, 0.02, 0.05]), a=st.floats(0.0, 1.0),
+       p01=st.floats(0.0, 0.05), p10=st.floats(0.0, 0.05))
+def test_the_k0_interval_holds_every_offset_and_contrast_the_prior_allows(ones, extra, a0, a0_sd, offset, offset_sd,
+                                                                           a, p01, p10):
+    """``shallow_interval`` inverts q_0 = readout(f + A0 (a - f)): where the Clopper-Pearson
+    interval holds q_0 and A0, f lie in the prior's ranges (3 sd), the amplitude interval holds
+    a. The old one fixed f = 1/2 and missed a whenever f was off it and A0 < 1."""
+    shots = ones + extra + 1
+    prior = DecayPrior(a0, 1.0, a0_sd, 0.0, p01, p10, offset=offset, offset_sd=offset_sd)
+    low, high = shallow_interval([Round(0, shots, ones)], prior, 0.05)
+    q_low, q_high = clopper_pearson(ones, shots, 0.05)
+    sd = 0.0 if a0_sd == 0 else max(a0_sd, FALLBACK_A0_SD)
+    for true_a0 in (a0 * math.exp(-3 * sd), 1.0):
+        for f in (offset - 3 * offset_sd, offset + 3 * offset_sd):
+            q = p01 + (1 - p01 - p10) * (f + min(true_a0, 1.0) * (a - f))
+            if q_low <= q <= q_high:
+                assert low - 1e-9 <= a <= high + 1e-9
+
+
+def test_the_k0_interval_at_a_small_amplitude_moves_with_the_offset():
+    """At k = 0 an offset f off 1/2 biases the amplitude by about (f - 1/2)(1 - A0) / A0: the
+    interval with f free reaches further than with f fixed on the side the offset moves it."""
+    fixed = DecayPrior(0.8, 1.0, 0.05, 0.0, offset_sd=0.0)
+    free = replace(fixed, offset_sd=0.02)
+    rounds = [Round(0, 1000, 400)]
+    (lo0, hi0), (lo1, hi1) = shallow_interval(rounds, fixed, 0.05), shallow_interval(rounds, free, 0.05)
+    assert lo1 < lo0 and hi1 >= hi0

@@ -61,12 +61,11 @@ from qbo.qmc.base import budget_note, run_round, to_estimate, unit_epsilon
 from qbo.qmc.confidence import clopper_pearson
 from qbo.qmc.iae import IterativeAmplitudeEstimation, expected_rounds
 from qbo.qmc.inputs import accepts_user_inputs
-from qbo.qmc.mlae import calibration_prior
+from qbo.qmc.mlae import OFFSET_SD, calibration_prior
 from qbo.qmc.montecarlo import MonteCarloEstimator, hoeffding_shots, sample_k0
 from qbo.qmc.mlae_fit import shallow_interval
-from qbo.qmc.over_rotation import (
-    HeldRotation, expected_held_part, held_by_iae, held_interval, held_thetas, k0_top_up, on_real_device,
-)
+from qbo.qmc.give_up import k0_top_up
+from qbo.qmc.over_rotation import HeldRotation, held_by_iae, held_interval, mean_held_part, on_real_device
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import PaddableEstimator, RoundResult
 
@@ -213,12 +212,13 @@ class CalibrationAwareIAE:
         prior = calibration_prior(self.snapshot, oracle)
         z = NormalDist().inv_cdf(1 - self.iae.alpha / 2)
         eps = unit_epsilon(oracle, device.iae.epsilon)
-        parts = []
-        for theta in held_thetas():
+
+        def design(theta: float) -> tuple[tuple[Round, ...], float]:
             rounds = expected_rounds(replace(device.iae, max_calls=None), eps, theta)  # the design's shape
             deepest = max((r.k for r in rounds), default=0)
-            parts.append(expected_held_part(theta, half, rounds, prior, calls, z, deepest / (2 * deepest + 1)))
-        return sum(parts) / len(parts)
+            return rounds, deepest / (2 * deepest + 1)
+
+        return mean_held_part(design, half, prior, calls, z)
 
     def expected_calls(self, epsilon_unit: float) -> float:
         """The uncapped IAE's model (no oracle, so no device cap): use ``planned_calls``."""
@@ -235,13 +235,14 @@ class CalibrationAwareIAE:
         held = None
         if on_real_device(est.target) and not device.hopeless:  # hardware can over-rotate Q coherently
             est, held, widen = _hold_over_rotation(self, est, oracle, executor)
-            est, topped = k0_top_up(est, oracle, executor, calibration_prior(self.snapshot, oracle, executor),
-                                    self.iae.max_calls)
+            # the fresh k = 0 interval stands alone: the decayed part's P(1) over MLAE's prior range too
+            k0_prior = replace(calibration_prior(self.snapshot, oracle, executor), offset_sd=OFFSET_SD)
+            est, topped = k0_top_up(est, oracle, executor, k0_prior, self.iae.max_calls)
         else:
             topped = ""
         diagnostics = reachability(est, oracle, device.pads, eps_unit, device.variance, device.cost)
         diagnostics.update(k_max=device.k_max, k_cap=device.cap, pad_model="general (1 - contrast), triangle over scales")
-        if held is not None and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
+        if held is not None and not topped and not est.reached_epsilon and diagnostics["calls_for_epsilon"] is not None:
             diagnostics["calls_for_epsilon"] = _calls_past_rotation(diagnostics["calls_for_epsilon"], est, held, widen, eps_unit)
         name = self.snapshot.name
         if device.hopeless:
@@ -271,8 +272,10 @@ class CalibrationAwareIAE:
             diagnostics.update(rotation_score=held.score, rotation_p_value=held.p_value, rotation_sd=finite(held.sd),
                                rotation_shift=held.shift * scale, rotation_widening=finite(widen * scale))
             note = f"{note}; {_rotation_note(held, widen, scale)}"
-        if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval
-            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")})
+        if topped:  # the held interval was wide after few calls: a fresh k = 0 round's interval, which
+            # no over-rotation moves (the facts above describe the counts; the widening was the discarded interval's)
+            diagnostics.update({k: est.diagnostics[k] for k in ("k0_top_up_shots", "width_before_top_up")},
+                               rotation_widening=0.0)
             note = f"{note}; {topped}"
         if est.diagnostics.get("budget_bound") and self.iae.max_calls is not None:
             diagnostics["budget_bound"] = True

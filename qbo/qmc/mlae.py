@@ -40,11 +40,12 @@ from qbo.noise.depth import circuit_noise, depth_table, power_noise
 from qbo.noise.readout import snapshot_confusion
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, budget_note, check_accuracy, declared_noise, is_noiseless, run_round, unit_epsilon
+from qbo.qmc.give_up import k0_top_up
 from qbo.qmc.inputs import accepts_user_inputs
 from qbo.qmc.likelihood import DecayPrior, observed
 from qbo.qmc.mlae_design import Schedule
-from qbo.qmc.mlae_report import report
-from qbo.qmc.over_rotation import expected_held_part, held_thetas, k0_top_up, on_real_device
+from qbo.qmc.mlae_report import report, topped_report
+from qbo.qmc.over_rotation import mean_held_part, on_real_device
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
 from qbo.qmc.rounds import ProbabilityEstimator, RoundEstimator
@@ -184,12 +185,14 @@ class MaximumLikelihoodAE:
         run.loop(plain if folds is None else lambda k, n: tracker.told(folds.sample(k, n)))
         run.check(plain)  # the k = 0 check round is never folded
         est = report(run, oracle, executor.target, time.perf_counter() - start, on_real_device(executor.target))
-        # wider than 1/2 after few calls (held on hardware, or a misfit's k = 0 hull): a fresh k = 0 round
-        est, topped = k0_top_up(est, oracle, executor, prior, self.budget)
+        # wider than 1/2 after few calls (held on hardware, or a misfit's k = 0 hull): a fresh k = 0
+        # round, within the cap the schedule obeyed (the budget, else max_calls)
+        cap = self.budget if self.budget is not None else self.max_calls
+        est, topped = k0_top_up(est, oracle, executor, prior, cap)
         if topped:
-            est = replace(est, note=f"{est.note}; {topped}" if est.note else topped)
-        if est.diagnostics.get("budget_bound") and self.budget is not None:
-            est = replace(est, note=f"{est.note}; {budget_note(self.budget)}" if est.note else budget_note(self.budget))
+            est = topped_report(est, topped)
+        if est.diagnostics.get("budget_bound"):
+            est = replace(est, note=f"{est.note}; {budget_note(cap)}" if est.note else budget_note(cap))
         return est
 
     def planned_calls(self, oracle: Oracle) -> float:
@@ -219,9 +222,7 @@ class MaximumLikelihoodAE:
         eps = unit_epsilon(oracle, self.epsilon)
         config = replace(self, budget=None, check_shots=0, mitigation=None)
         z = float(NormalDist().inv_cdf(1 - self.alpha / 2))
-        parts = [expected_held_part(theta, half, _dry_run(config, eps, prior, theta), prior, calls, z)
-                 for theta in held_thetas()]
-        return sum(parts) / len(parts)
+        return mean_held_part(lambda theta: (_dry_run(config, eps, prior, theta), None), half, prior, calls, z)
 
     def device_prior(self, snapshot: "Snapshot", oracle: Oracle, executor: Executor | None = None) -> DecayPrior:
         """The nuisance priors from ``snapshot``'s calibration (``calibration_prior``) with this

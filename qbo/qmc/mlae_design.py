@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from scipy.special import ndtri
 
+from qbo.qmc.give_up import GIVE_UP_CALLS
 from qbo.qmc.iae_engine import find_next_k
 from qbo.qmc.likelihood import DecayPrior, amplitude_half_width, fisher, rotation_information, theta_sd
 from qbo.qmc.mlae_fit import ProfileFit
@@ -38,7 +39,6 @@ IN_LOOP_SHARE = 0.1  # after each round, a deviance p below this share of gof_le
 RELOCALISE_K = 7  # a misfit while no power is deeper re-profiles theta over [0, pi/2] (the grid resolves it)
 HOPE_SHRINK = 0.9  # hoping: least shrink of the half-width per doubling of the calls
 BUDGET_ROUNDS = 3  # with a budget B, no power deeper than B / (BUDGET_ROUNDS shots) calls a round
-GIVE_UP_CALLS = 1000  # on a noisy target, eps out of reach stops the loop only after this many calls
 SATURATION_MARGIN = 0.7  # with a model error, eps must be this far above the saturated floor to be chased
 CHECK_ROUNDS = 8  # with A0 free, the check's calls run in this many rounds, each at the power the design picks
 Sampler = Callable[[int, int], tuple[Round, ...]]

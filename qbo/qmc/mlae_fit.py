@@ -42,6 +42,7 @@ ALIAS_SLACK = 4.0  # a mode probed off its peak may read up to this much lower i
 ROTATION_SD = 0.1  # the over-rotation test runs once the data resolve delta to this sd (rad)
 ROTATION_POWER = 0.99  # rotation_detectable: the over-rotation the test flags with this probability
 FALLBACK_A0_SD = 0.2  # the A0 spread the k = 0 fallback allows: the old, wide prior
+PRIOR_Z = 3.0  # the k = 0 interval takes A0 and the offset over their prior centres +- this many sd
 PHI_PRIOR_DOF = 4.0  # the dispersion is shrunk towards 1 with this many pseudo degrees of freedom
 
 
@@ -311,35 +312,43 @@ def crossings(grid: np.ndarray, lr: np.ndarray, threshold: float) -> tuple[float
 
 
 def shallow_value(rounds: list[Round], prior: DecayPrior) -> float:
-    """Amplitude from the unfolded k = 0 rounds alone, readout inverted, A0 at its prior value."""
+    """Amplitude from the unfolded k = 0 rounds alone, readout inverted, A0 and the offset f at
+    their prior values (q_0 = readout(f + A0 (a - f)))."""
     shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
     ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
-    x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - 0.5
-    return min(1.0, max(0.0, 0.5 + x / prior.a0))
-
+    x = (ones_ / max(shots, 1) - prior.p01) / prior.gain - prior.offset
+    return min(1.0, max(0.0, prior.offset + x / prior.a0))
 
 
 def shallow_interval(rounds: list[Round], prior: DecayPrior, alpha: float) -> tuple[float, float]:
     """Amplitude interval from the k = 0 rounds alone: Clopper-Pearson on q_0, readout
-    inverted, A0 anywhere in [exp(log a0 - 3 sd), 1] (docs/mlae.md). This interval serves
-    when the decay model did not fit, so it does not trust the prior's sd below
-    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed). Folded k = 0 rounds (contrast
-    below A0) are left out."""
+    inverted, A0 and the offset f over their prior ranges (``k0_ends``; docs/mlae.md). Folded
+    k = 0 rounds (contrast below A0) are left out."""
     shots = sum(r.shots for r in rounds if r.k == 0 and r.scale == 1)
     ones_ = sum(r.ones for r in rounds if r.k == 0 and r.scale == 1)
     if shots == 0:
         return 0.0, 1.0
     q_low, q_high = clopper_pearson(ones_, shots, alpha)
-    g = prior.gain
-    ends = []
-    sd = 0.0 if prior.a0_sd == 0 else max(prior.a0_sd, FALLBACK_A0_SD)
-    a0_low = min(1.0, prior.a0 * math.exp(-3 * sd))
-    for q in (q_low, q_high):
-        x = (q - prior.p01) / g - 0.5  # A0 (a - 1/2)
-        for a0 in (a0_low, 1.0):
-            ends.append(min(1.0, max(0.0, 0.5 + x / a0)))
-    return min(ends), max(ends)
+    low, high = k0_ends(np.asarray([q_low]), np.asarray([q_high]), prior)
+    return float(low[0]), float(high[0])
 
+
+def k0_ends(q_low: np.ndarray, q_high: np.ndarray, prior: DecayPrior) -> tuple[np.ndarray, np.ndarray]:
+    """The amplitude interval that k = 0 probabilities in [``q_low``, ``q_high``] allow, for every
+    A0 and offset the prior allows: q_0 = readout(f + A0 (a - f)) inverted, a = f + (x - f) / A0
+    with x = (q_0 - p01) / gain, over the corners of x in [x(q_low), x(q_high)], A0 in
+    [exp(log a0 - PRIOR_Z sd), 1] and f in prior.offset +- PRIOR_Z offset_sd (a is linear in
+    each of x, f and 1 / A0, so the corners bound it), clipped to [0, 1]. This interval serves
+    when the decay model did not fit, so it does not trust A0's prior sd below
+    ``FALLBACK_A0_SD`` (a fixed A0, decay none, stays fixed); a fixed offset stays fixed."""
+    g = prior.gain
+    sd = 0.0 if prior.a0_sd == 0 else max(prior.a0_sd, FALLBACK_A0_SD)
+    a0_low = min(1.0, prior.a0 * math.exp(-PRIOR_Z * sd))
+    spread = PRIOR_Z * prior.offset_sd
+    offsets = {min(max(prior.offset + s, 0.0), 1.0) for s in (-spread, spread)}
+    ends = [np.clip(f + ((q - prior.p01) / g - f) / a0, 0.0, 1.0)
+            for q in (q_low, q_high) for a0 in (a0_low, 1.0) for f in sorted(offsets)]
+    return np.min(ends, axis=0), np.max(ends, axis=0)
 
 
 def chi2_1_ppf(q: float) -> float:

@@ -14,6 +14,7 @@ interval holds every over-rotation the counts cannot exclude (``qbo.qmc.over_rot
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from qbo.oracles.base import Oracle
@@ -161,3 +162,23 @@ def fold_diagnostics(run: Schedule) -> dict[str, Any]:
         "folded_calls": sum(r.oracle_calls for r in run.rounds if r.scale > 1),
         "readout": "inside the likelihood (confusion matrix); the counts are not readout-corrected",
     }
+
+
+def topped_report(est: Estimate, topped: str) -> Estimate:
+    """``est`` after ``qbo.qmc.give_up.k0_top_up`` replaced its interval with a fresh k = 0
+    round's (``topped``: its sentence): the note and the diagnostics that described the
+    discarded interval (the fit's reach, the over-rotation held, the widening) now describe
+    the reported one, whose reach ``k0_top_up`` computed (``give_up.k0_reach``)."""
+    d = dict(est.diagnostics)
+    d["interval_method"] = ("the k=0 rounds' own: Clopper-Pearson, readout inverted, A0 and the offset over "
+                            "their prior ranges (a fresh round after a wide interval)")
+    d["rotation_widening"] = 0.0  # no over-rotation of Q moves a k = 0 round
+    why = ("the decay model does not fit the counts" if not d.get("model_fits", True) else
+           "on a real device the counts did not bound an over-rotation of Q narrowly")
+    note = f"{why}; {topped}"
+    if not est.reached_epsilon:
+        calls = d["calls_for_epsilon"]
+        need = (f"about {calls:.3g} honest calls of k=0 rounds would reach it" if calls is not None else
+                f"k=0 rounds cannot reach it: A0's and the offset's prior ranges leave {d['epsilon_floor']:.3g}")
+        note = f"{note}; eps={est.epsilon} not reached; half-width {d['reachable_half_width']:.3g}; {need}"
+    return replace(est, note=note, diagnostics=d)

@@ -29,28 +29,22 @@ numbers).
 
 Prediction (``expected_held_part``, for ``qbo.qmc.auto``): the same widening with the expected
 information of a method's design at delta = 0 (|delta_hat| at its mean sd sqrt(2 / pi)).
-Never give up cheaply (issue 24 item 3, ``k0_top_up``): a held interval wider than 1/2 after
-fewer than 1,000 calls is replaced by the interval of a fresh k = 0 round that brings the calls
-to 1,000 (or the caller's budget, which the note then names as the binding limit).
+A held interval wider than 1/2 after few calls is not given up on cheaply: ``qbo.qmc.give_up``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from qbo.execution.base import Executor
 from qbo.execution.targets import parse_target
-from qbo.oracles.base import Oracle
-from qbo.qmc.base import budget_note, run_round
 from qbo.qmc.likelihood import DecayPrior, Pooled, rotation_information
-from qbo.qmc.mlae_design import GIVE_UP_CALLS
-from qbo.qmc.mlae_fit import ProfileFit, shallow_interval
-from qbo.qmc.result import Estimate, Round
+from qbo.qmc.mlae_fit import ProfileFit
+from qbo.qmc.result import Round
 
-__all__ = ["HeldRotation", "expected_held_part", "held_by_iae", "held_interval", "held_thetas", "k0_top_up",
-           "on_real_device", "widest_k0_interval"]
+__all__ = ["HeldRotation", "expected_held_part", "held_by_iae", "held_interval", "held_thetas", "mean_held_part",
+           "on_real_device"]
 
 GOF_LEVEL = 1e-3  # the score test's level (MLAE's default ``gof_level``)
 LOCALISE = 1e-2  # the fit's localisation level (MLAE's default ``localise``)
@@ -131,6 +125,8 @@ def expected_held_part(theta: float, half: float, rounds: Sequence[Round], prior
     d delta of the estimate (IAE's K / (2K + 1)); None: the fit's own (MLAE's). 1/2 where the
     design does not resolve delta at all (the interval would then be the k = 0 rounds')."""
     plain = [r for r in rounds if r.scale == 1]
+    # ``calls`` counts folded rounds too, so the information per call divides by all the calls
+    # spent: folded calls buy no information on delta here (the fit reads plain rounds only)
     spent = sum(r.oracle_calls for r in rounds)
     if not plain or spent <= 0:
         return 0.0
@@ -152,44 +148,12 @@ def held_thetas(count: int = HELD_AMPLITUDES) -> tuple[float, ...]:
     return tuple(math.asin(math.sqrt((j + 0.5) / count)) for j in range(count))
 
 
-def k0_top_up(est: Estimate, oracle: Oracle, executor: Executor, prior: DecayPrior,
-              max_calls: int | None) -> tuple[Estimate, str]:
-    """Issue 24 item 3 (never give up cheaply) for a held interval (or MLAE's when its model
-    does not fit): where it misses eps and is wider than 1/2 (amplitude) after fewer than ``GIVE_UP_CALLS``
-    calls (near a = 0 or 1 the counts resolve delta poorly; a misfit leaves the k = 0 hull),
-    a fresh k = 0 round, which no over-rotation of Q moves, brings the calls to
-    ``GIVE_UP_CALLS`` (within ``max_calls``), and its own interval (``shallow_interval``:
-    Clopper-Pearson, readout inverted, A0 over the prior's range) is the estimate's. The round
-    runs after the decision to run it, so its interval holds at 1 - alpha given that
-    decision. Where ``max_calls`` leaves fewer shots than that, the round runs only if the
-    widest interval it could give (``widest_k0_interval``, before any count) is narrower than
-    the held one. Returns the estimate and a sentence for its note ("" when unchanged);
-    ``diagnostics['budget_bound']`` True where ``max_calls`` (below ``GIVE_UP_CALLS``) cut it."""
-    scale = oracle.high - oracle.low
-    width = (est.ci_high - est.ci_low) / scale
-    spent = est.oracle_calls
-    if est.reached_epsilon or width <= 0.5 or spent >= GIVE_UP_CALLS:  # reached: as wide as asked for
-        return est, ""
-    bound = max_calls is not None and max_calls < GIVE_UP_CALLS
-    shots = (GIVE_UP_CALLS if max_calls is None else min(GIVE_UP_CALLS, max_calls)) - spent
-    if shots < 1 or (bound and widest_k0_interval(shots, prior, est.alpha) >= width):
-        # the budget leaves no round whose interval is sure to be narrower: the caller's cap binds
-        return replace(est, diagnostics={**est.diagnostics, "budget_bound": True}), ""
-    fresh = run_round(executor, oracle, 0, shots)
-    low, high = (float(oracle.to_reward(x)) for x in shallow_interval([fresh], prior, est.alpha))
-    note = (f"the interval was {width:.3g} wide (amplitude) after {spent} calls: a fresh k=0 round of {shots} shots, "
-            "which no over-rotation of Q or misfit of the decay model moves, gives the interval (its own, at level "
-            "1 - alpha)")
-    diagnostics = {**est.diagnostics, "k0_top_up_shots": shots, "width_before_top_up": width * scale,
-                   "reachable_half_width": 0.5 * (high - low)}
-    if bound:
-        diagnostics["budget_bound"] = True
-    return replace(est, value=min(max(est.value, low), high), ci_low=low, ci_high=high, rounds=est.rounds + (fresh,),
-                   reached_epsilon=0.5 * (high - low) <= est.epsilon * (1 + 1e-9), diagnostics=diagnostics), note
-
-
-def widest_k0_interval(shots: int, prior: DecayPrior, alpha: float) -> float:
-    """The widest amplitude interval ``shallow_interval`` can give for one k = 0 round of
-    ``shots`` shots, over all its possible counts: known before the round runs."""
-    return max(high - low for low, high in (shallow_interval([Round(0, shots, m)], prior, alpha)
-                                            for m in range(shots + 1)))
+def mean_held_part(design: Callable[[float], tuple[Sequence[Round], float | None]], half: float,
+                   prior: DecayPrior, calls: float, z: float) -> float:
+    """``expected_held_part`` averaged over ``held_thetas``: ``design(theta)`` gives a method's
+    dry-run rounds at sin^2 theta and its lever (None: the fit's own)."""
+    parts = []
+    for theta in held_thetas():
+        rounds, lever = design(theta)
+        parts.append(expected_held_part(theta, half, rounds, prior, calls, z, lever))
+    return sum(parts) / len(parts)
