@@ -174,7 +174,8 @@ def topped_report(est: Estimate, topped: str) -> Estimate:
                             "their prior ranges (a fresh round after a wide interval)")
     d["rotation_widening"] = 0.0  # no over-rotation of Q moves a k = 0 round
     why = ("the decay model does not fit the counts" if not d.get("model_fits", True) else
-           "on a real device the counts did not bound an over-rotation of Q narrowly")
+           "on a real device the counts did not bound an over-rotation of Q narrowly (check rounds, --check-shots, "
+           "resolve one better; Pauli twirling, --twirl, reaches two-qubit gates, not Q's single-qubit rotations)")
     note = f"{why}; {topped}"
     if not est.reached_epsilon:
         calls = d["calls_for_epsilon"]
