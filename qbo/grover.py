@@ -57,17 +57,25 @@ def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
     """
     if k < 0:
         raise ValueError(f"Grover power k must be >= 0, got {k}")
-    q = grover(oracle)
+    step = _grover_step(oracle)
     circuit = oracle.circuit.copy_empty_like(name=f"QkA_k{k}")
     circuit.compose(oracle.circuit, inplace=True)
     for _ in range(k):
-        circuit.barrier()
-        circuit.compose(q, inplace=True)
+        circuit.compose(step, inplace=True, copy=False)  # shares step's operations: read-only
     circuit.add_register(ClassicalRegister(1, "c"))
     circuit.barrier()
     circuit.measure(oracle.objective, 0)
-    circuit.metadata = {ORACLE_KEY: oracle.key, POWER_KEY: k, BLOCKS_KEY: [len(oracle.circuit.data), len(q.data)]}
+    circuit.metadata = {ORACLE_KEY: oracle.key, POWER_KEY: k, BLOCKS_KEY: [len(oracle.circuit.data), len(step.data) - 1]}
     return circuit
+
+
+@caches.lru(maxsize=256)
+def _grover_step(oracle: Oracle) -> QuantumCircuit:
+    """A barrier, then Q: what each Grover step appends to Q^k A."""
+    step = oracle.circuit.copy_empty_like(name="barrier_Q")
+    step.barrier()
+    step.compose(grover(oracle), inplace=True)
+    return step
 
 
 def cache_key(circuit: QuantumCircuit) -> tuple[str, int] | None:

@@ -109,6 +109,28 @@ def test_grover_powers_follow_sin2_on_exact_target(oracle):
         assert abs(p - sv.probabilities([oracle.objective])[1]) < 1e-9
 
 
+@pytest.mark.parametrize("oracle", [bernoulli(0.23), discrete([0.2, 0.9], [0.4, 0.6]), gaussian(0.3, 0.3, qubits=3)], ids=str)
+def test_run_power_gives_the_counts_of_the_built_circuit(oracle):
+    """ExactExecutor.run_power (no circuit built) draws exactly what run([power_circuit]) draws
+    from the same seed, in any order of powers, k = 0 first or not."""
+    from qbo.execution.base import SamplesPowers
+    from qbo.qmc.base import run_round
+
+    ks = [3, 0, 1, 9, 3, 0, 40, 2]
+    built, direct = ExactExecutor(7), ExactExecutor(7)
+    assert isinstance(direct, SamplesPowers)
+    counts = [built.run([power_circuit(oracle, k)], [101])[0] for k in ks]
+    assert counts == [direct.run_power(oracle, k, 101) for k in ks]
+    # run_round takes the shortcut and reads the same ones
+    fresh = ExactExecutor(7)
+    assert [run_round(fresh, oracle, k, 101).ones for k in ks] == [c.get("1", 0) for c in counts]
+    assert len({c.get("1", 0) for c in counts}) > 2  # the powers differ: the comparison has teeth
+    with pytest.raises(ValueError, match="shots"):
+        direct.run_power(oracle, 1, 0)
+    with pytest.raises(ValueError, match="k must be >= 0"):
+        direct.run_power(oracle, -1, 10)
+
+
 def test_grover_powers_on_aer_match_within_binomial_margin():
     from qbo.execution.aer import AerExecutor
 

@@ -25,6 +25,7 @@ from qiskit import QuantumCircuit
 
 from qbo.noise.model import DeviceModel, device_model, fake_device_model
 from qbo.noise.schema import Snapshot
+from qbo.oracles.base import Oracle
 
 Counts = dict[str, int]
 KINDS = ("exact", "aer", "fake", "ibm")
@@ -121,6 +122,17 @@ class Compiling(Protocol):
     actually runs, cached for power circuits under their ``qbo.grover.cache_key``."""
 
     def compiled(self, circuit: QuantumCircuit) -> QuantumCircuit: ...
+
+
+@runtime_checkable
+class SamplesPowers(Protocol):
+    """Samples Q^k A of an oracle without being handed the circuit: ``run_power(oracle, k,
+    shots)`` returns what ``run([qbo.grover.power_circuit(oracle, k)], [shots])`` would, from
+    the same random stream. The exact target implements it with its Grover ladder, so a round
+    at power k costs no O(k) circuit build (at T = 1e6 the build was most of a resumed
+    Q-GP-UCB trial). Calls are counted by the caller from (k, shots) either way."""
+
+    def run_power(self, oracle: Oracle, k: int, shots: int) -> Counts: ...
 
 
 @runtime_checkable

@@ -4,7 +4,9 @@ For a Grover power circuit (``qbo.grover.power_circuit``) the executor reads A a
 the circuit itself (its barrier-separated blocks), computes the operator of Q once per
 oracle and climbs a ladder of states Q^j A|0>, so every power of an oracle costs one
 matrix-vector product. Any other circuit is simulated with a full statevector. Both give
-the exact probabilities of the circuit that was handed in.
+the exact probabilities of the circuit that was handed in. ``run_power(oracle, k, shots)``
+(``qbo.execution.base.SamplesPowers``) samples Q^k A from the same ladder without building
+the circuit, whose O(k) instructions would cost more than the sampling.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import Operator, Statevector
 
 from qbo.execution.base import Counts, Target, check_shots
-from qbo.grover import cache_key
+from qbo.grover import cache_key, power_circuit
 from qbo.limits import check_qubits
+from qbo.oracles.base import Oracle
 
 
 class ExactExecutor:
@@ -34,6 +37,21 @@ class ExactExecutor:
         shots = check_shots(circuits, shots)
         return [self._sample(self.probabilities(c), c.num_clbits, n) for c, n in zip(circuits, shots)]
 
+    def run_power(self, oracle: Oracle, k: int, shots: int) -> Counts:
+        """``run([power_circuit(oracle, k)], [shots])[0]`` without building Q^k A: the ladder
+        needs A and one Q, which ``power_circuit(oracle, 1)`` holds (``SamplesPowers``). A
+        subclass that overrides ``run`` (a recorder, a noisy double) gets its own ``run``."""
+        if type(self).run is not ExactExecutor.run:
+            return self.run([power_circuit(oracle, k)], [shots])[0]
+        if k < 0:
+            raise ValueError(f"Grover power k must be >= 0, got {k}")
+        (shots,) = check_shots([None], [shots])
+        key = (str(oracle.key), k)
+        if key not in self._probs:
+            check_qubits(oracle.num_qubits, "exact", grover=k > 0)  # before allocating
+            self._probs[key] = self._ladder_probabilities(power_circuit(oracle, min(k, 1)), oracle.key, k)
+        return self._sample(self._probs[key], 1, shots)
+
     def probabilities(self, circuit: QuantumCircuit) -> np.ndarray:
         """Exact distribution over the classical register (index = integer value of the bits)."""
         key = cache_key(circuit)
@@ -46,11 +64,15 @@ class ExactExecutor:
         return self._probs[key]
 
     def _ladder_probabilities(self, circuit: QuantumCircuit, oracle_key: str, k: int) -> np.ndarray:
+        """Probabilities of Q^k A from the ladder; ``circuit`` is any power of the oracle with
+        the same measurement (power >= 1 where k >= 1), read for A, one Q and the measured bit."""
+        power = cache_key(circuit)[1]
         ladder = self._ladders.get(oracle_key)
         if ladder is None or (k > 0 and ladder.q is None):
-            ladder = self._ladders[oracle_key] = _Ladder.from_power_circuit(circuit, k)
-        state = ladder.state(k)
-        return _measured_distribution(circuit, np.abs(state) ** 2)
+            ladder = self._ladders[oracle_key] = _Ladder.from_power_circuit(circuit, power)
+        if ladder.measured is None:
+            ladder.measured = _measure_map(circuit)
+        return _distribution(ladder.measured, circuit.num_clbits, np.abs(ladder.state(k)) ** 2)
 
     def _sample(self, probs: np.ndarray, num_clbits: int, shots: int) -> Counts:
         draws = self.rng.multinomial(shots, np.clip(probs, 0.0, None) / probs.sum())
@@ -63,6 +85,7 @@ class _Ladder:
     def __init__(self, start: np.ndarray, q_matrix: np.ndarray | None) -> None:
         self._states = [start]
         self.q = q_matrix
+        self.measured: list[tuple[int, int]] | None = None  # (qubit, clbit), the same for every power
 
     @classmethod
     def from_power_circuit(cls, circuit: QuantumCircuit, k: int) -> "_Ladder":
@@ -106,12 +129,15 @@ def _measure_map(circuit: QuantumCircuit) -> list[tuple[int, int]]:
 
 def _measured_distribution(circuit: QuantumCircuit, qubit_probs: np.ndarray) -> np.ndarray:
     """Distribution over the classical register from the probabilities of all qubits."""
-    pairs = _measure_map(circuit)
+    return _distribution(_measure_map(circuit), circuit.num_clbits, qubit_probs)
+
+
+def _distribution(pairs: list[tuple[int, int]], num_clbits: int, qubit_probs: np.ndarray) -> np.ndarray:
     index = np.arange(qubit_probs.size)
     out_index = np.zeros_like(index)
     for qubit, clbit in pairs:
         out_index |= ((index >> qubit) & 1) << clbit
-    return np.bincount(out_index, weights=qubit_probs, minlength=2**circuit.num_clbits)
+    return np.bincount(out_index, weights=qubit_probs, minlength=2**num_clbits)
 
 
 def _statevector_probabilities(circuit: QuantumCircuit) -> np.ndarray:
