@@ -166,7 +166,7 @@ def run_job(job: Job) -> list[dict]:
     folder = Path(tempfile.mkdtemp(prefix="frontier-", dir=job.scratch))
     start, cpu = time.perf_counter(), time.process_time()
     try:
-        records = run_experiment(config, folder / "run")
+        records = run_experiment(config, folder / "run", figure=False)  # the folder is removed: no regret.png
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu

@@ -151,6 +151,18 @@ def test_kl_upper_is_the_largest_q_within_the_level(p: float, level: float) -> N
         assert bernoulli_kl(np.array([p]), np.array([1.0 - 1e-12]))[0] <= level + 1e-6
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 2.0), st.floats(0.0, 1.0))
+def test_kl_arm_index_is_bounded_by_its_value_at_a_higher_level(p: float, level: float, more: float) -> None:
+    """What the lazy KL-UCB loop relies on: the index computed at any level <= L is at most
+    the index computed at L + 2 tol (plus rounding), and equals ``kl_upper``'s root."""
+    from qbo.algorithms.kl_ucb_kernel import kl_arm_index
+
+    low, high = level * more, level
+    assert kl_arm_index(p, low) <= kl_arm_index(p, high + 2e-12) + 1e-12
+    assert kl_arm_index(p, level) == pytest.approx(kl_upper(np.array([p]), np.array([level]))[0], abs=1e-9)
+
+
 @pytest.mark.parametrize("name", ["thompson", "kl-ucb", "gp-ts"])
 def test_classical_baselines_learn_a_clear_best_arm(name: str) -> None:
     problem = make_problem("synthetic-bernoulli", seed=0)

@@ -39,6 +39,17 @@ def test_units_in_any_order_then_merge_equal_a_plain_run(tmp_path):
     assert (out / "stages.jsonl").read_bytes() == copied
 
 
+def test_a_run_without_figure_writes_the_same_records_and_no_png(tmp_path):
+    with_figure = run_experiment(SMALL, tmp_path / "plain")
+    without = run_experiment(SMALL, tmp_path / "bare", figure=False)
+    assert without == with_figure
+    assert not (tmp_path / "bare" / "regret.png").exists()
+    for name in ("stages.jsonl", "summary.csv", "config.toml"):
+        assert (tmp_path / "bare" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    merge(SMALL, tmp_path / "bare")  # a later merge of the finished run draws it
+    assert (tmp_path / "bare" / "regret.png").read_bytes() == (tmp_path / "plain" / "regret.png").read_bytes()
+
+
 def test_merge_refuses_an_unfinished_unit(tmp_path):
     prepare(SMALL, tmp_path).release()
     run_unit(SMALL, units(SMALL)[0], tmp_path)

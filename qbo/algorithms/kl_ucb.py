@@ -10,8 +10,10 @@ kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), p_i the mean of arm i's rewards 
 c = 3 and recommend c = 0 in practice (Sec. 6); ``c`` defaults to 0. The root is found by
 Newton's method in logit(q) from the Pinsker bound p + sqrt(d / (2 n)) >= U (``kl_upper``).
 
-The policy computes its index with ``qbo.algorithms.kl_ucb_kernel.kl_index``, the same Newton iteration over scalars, which
-``stepper()`` runs as one compiled loop (``qbo.algorithms.compiled``). It uses libm's log
+The policy computes its index with ``qbo.algorithms.kl_ucb_kernel.kl_index``, the same Newton
+iteration over scalars (each arm iterated until its own g <= tol), and ``stepper()`` runs the
+rounds as one compiled loop (``qbo.algorithms.compiled``) that plays the same argmax computing
+only the arms that can reach it. It uses libm's log
 where ``kl_upper`` uses numpy's vectorised log, which differs from libm in the last bit for
 some inputs: the two agree to about 1e-15 but not always bit for bit, so a run may pick a
 different arm where two indices tie to that precision (docs/bandits.md).
@@ -59,7 +61,7 @@ def kl_upper(p: np.ndarray, level: np.ndarray, iterations: int = 60, tol: float 
         g = bernoulli_kl(p, q) - level
         if not np.any(g > tol):
             break
-        z = np.maximum(z_low, z - np.where(g > 0, g / np.maximum(q - p, _CLIP), 0.0))
+        z = np.maximum(z_low, z - np.where(g > tol, g / np.maximum(q - p, _CLIP), 0.0))  # each to its own tol
     return np.where(at_top, 1.0, expit(z))
 
 
@@ -93,7 +95,7 @@ class KLUCB(PolicyBase):
         from qbo.algorithms.kl_ucb_kernel import kl_index  # numba is imported where it is used
 
         out = np.empty(self.num_arms)
-        kl_index(t, self.config.c, self.n, self.total, out, np.empty(self.num_arms), np.empty(self.num_arms))
+        kl_index(t, self.config.c, self.n, self.total, out)
         return out
 
     def recommend(self) -> int:

@@ -65,7 +65,7 @@ class ExactExecutor:
 
     def _ladder_probabilities(self, circuit: QuantumCircuit, oracle_key: str, k: int) -> np.ndarray:
         """Probabilities of Q^k A from the ladder; ``circuit`` is any power of the oracle with
-        the same measurement (power >= 1 where k >= 1), read for A, one Q and the measured bit."""
+        the same measurement (power >= 1 where k >= 1), read for A, one Q and the measurement."""
         power = cache_key(circuit)[1]
         ladder = self._ladders.get(oracle_key)
         if ladder is None or (k > 0 and ladder.q is None):

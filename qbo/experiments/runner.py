@@ -74,17 +74,19 @@ UnitCallback = Callable[[str, int, int], None]  # (unit key, units done, units i
 
 def run_experiment(
     config: ExperimentConfig, out_dir: str | Path, on_progress: ProgressCallback | None = None,
-    on_unit: UnitCallback | None = None,
+    on_unit: UnitCallback | None = None, *, figure: bool = True,
 ) -> list[dict[str, Any]]:
     """Run (or finish) every unit in this process, then write stages.jsonl, summary.csv and
-    regret.png. ``on_unit`` hears of every finished unit (unit key, units done, units).
+    (``figure``) regret.png. ``on_unit`` hears of every finished unit (unit key, units done,
+    units). ``figure=False`` is for callers that only read the records, such as a benchmark
+    grid of hundreds of runs: no figure is drawn and no painter process started.
 
     If ``out_dir`` already holds a config.toml it must equal ``config`` (that is a resume).
     """
     out = Path(out_dir)
     lock = prepare(config, out)  # validation first, then the atomic claim (or verify) and the lock
     try:
-        with painter_for(config) as painter:
+        with painter_for(config, figure=figure) as painter:
             count, done = len(units(config)), 0
 
             def finished_unit(unit: Unit) -> None:
@@ -95,19 +97,19 @@ def run_experiment(
 
             for group in lockstep_groups(config):  # a finished unit's journal is only verified
                 run_lockstep_units(config, group, out, on_progress, finished_unit)
-            return merge(config, out, painter)
+            return merge(config, out, painter, figure=figure)
     finally:
         lock.release()
 
 
-def painter_for(config: ExperimentConfig, busy: int = 1) -> Painter:
+def painter_for(config: ExperimentConfig, busy: int = 1, figure: bool = True) -> Painter:
     """A painter whose helper imports matplotlib on a spare core while the units run (``busy``
     of this machine's cores run units), for a run big enough to hide it (PAINTER_MIN_CALLS; the saving is in
     docs/scale-out.md); small runs, a machine without a spare core, and a process that
-    has matplotlib already draw in process."""
+    has matplotlib already draw in process; ``figure=False``: nothing to draw, no helper."""
     painter = Painter()
     big = config.trials * len(config.algorithms) * config.budget >= PAINTER_MIN_CALLS
-    if big and _cores() > busy and "matplotlib" not in sys.modules:
+    if figure and big and _cores() > busy and "matplotlib" not in sys.modules:
         painter.start()
     return painter
 
@@ -303,8 +305,9 @@ def lockstep_bytes(num_arms: int, budget: int) -> int:
     return GPUCBLockstep.nbytes(num_arms) + budget * STAGE_BYTES
 
 
-def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None = None) -> list[dict[str, Any]]:
-    """Write stages.jsonl from the finished unit journals, then summary.csv and regret.png,
+def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None = None, *,
+          figure: bool = True) -> list[dict[str, Any]]:
+    """Write stages.jsonl from the finished unit journals, then summary.csv and (``figure``) regret.png,
     mark the run finished in run.json and remove the journals; returns the records, ordered
     by trial and then by the config's algorithms.
 
@@ -317,7 +320,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
         data = verify_finished(out, config)
         records = parse_lines(data.split(b"\n")[:-1])
         verify_calls(out, records)
-        _write_results(config, out, records, regret_png(records, config, painter))
+        _write_results(config, out, records, regret_png(records, config, painter) if figure else None)
     else:
         lines: list[bytes] = []
         for unit in units(config):
@@ -327,7 +330,7 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
             lines.extend(got)
         records = parse_lines(lines)
         verify_calls(out, records)
-        png = regret_png(records, config, painter)  # drawn by the painter's helper while stages.jsonl is written
+        png = regret_png(records, config, painter) if figure else None  # drawn by the painter's helper while stages.jsonl is written
         data = b"\n".join(lines) + b"\n" if lines else b""
         write_bytes_atomic(out / STAGES, data)
         _write_results(config, out, records, png)
@@ -336,9 +339,11 @@ def merge(config: ExperimentConfig, out_dir: str | Path, painter: Painter | None
     return records
 
 
-def _write_results(config: ExperimentConfig, out: Path, records: list[dict[str, Any]], png: Callable[[], bytes]) -> None:
+def _write_results(config: ExperimentConfig, out: Path, records: list[dict[str, Any]],
+                   png: Callable[[], bytes] | None) -> None:
     write_summary_csv(out / "summary.csv", summarise(records, config), config)
-    save_png(out / "regret.png", png)
+    if png is not None:
+        save_png(out / "regret.png", png)
 
 
 def prepare(config: ExperimentConfig, out_dir: str | Path) -> RunFolderLock:
