@@ -89,11 +89,18 @@ def unit_epsilon(oracle: Oracle, epsilon: float) -> float:
 def run_round(executor: Executor, oracle: Oracle, k: int, shots: int) -> Round:
     """Sample ``shots`` shots of Q^k A and count the ones on the objective qubit (through the
     executor's ``run_power`` where it has one: the same counts without building the circuit)."""
-    if isinstance(executor, SamplesPowers):
-        counts = executor.run_power(oracle, k, shots)
+    if _samples_powers(type(executor)):
+        counts = executor.run_power(oracle, k, shots)  # type: ignore[attr-defined]
     else:
         (counts,) = executor.run([power_circuit(oracle, k)], [shots])
     return Round(k=k, shots=shots, ones=ones(counts))
+
+
+@caches.lru(maxsize=64)
+def _samples_powers(kind: type) -> bool:
+    """Whether executors of this class have ``run_power``, checked once per class: a
+    ``runtime_checkable`` isinstance check costs tens of microseconds, once a round."""
+    return issubclass(kind, SamplesPowers)
 
 
 def to_estimate(
