@@ -73,6 +73,7 @@ def power_circuit(oracle: Oracle, k: int) -> QuantumCircuit:
 def _grover_step(oracle: Oracle) -> QuantumCircuit:
     """A barrier, then Q: what each Grover step appends to Q^k A."""
     step = oracle.circuit.copy_empty_like(name="barrier_Q")
+    step.global_phase = 0  # each step adds Q's phase only, as composing Q alone did
     step.barrier()
     step.compose(grover(oracle), inplace=True)
     return step

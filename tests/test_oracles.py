@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 from qiskit import QuantumCircuit, qasm3
-from qiskit.quantum_info import Statevector
+from qiskit.quantum_info import Operator, Statevector
 
 from qbo.execution.exact import ExactExecutor
 from qbo.grover import oracle_calls, power_circuit
@@ -107,6 +107,27 @@ def test_grover_powers_follow_sin2_on_exact_target(oracle):
         # the ladder equals a plain statevector simulation of the same circuit
         sv = Statevector(power_circuit(oracle, k).remove_final_measurements(inplace=False))
         assert abs(p - sv.probabilities([oracle.objective])[1]) < 1e-9
+
+
+def test_power_circuit_of_a_phased_oracle_is_the_composed_circuit():
+    """Q^k A built from the cached step equals A then k plain compositions of (barrier, Q),
+    global phase included (an oracle with a phase of its own)."""
+    from qbo.grover import grover
+
+    a = QuantumCircuit(2)
+    a.ry(0.7, 0)
+    a.cx(0, 1)
+    a.global_phase = 0.3
+    oracle = from_circuit(a, objective=1)
+    for k in (0, 1, 4):
+        expected = oracle.circuit.copy_empty_like()
+        expected.compose(oracle.circuit, inplace=True)
+        for _ in range(k):
+            expected.barrier()
+            expected.compose(grover(oracle), inplace=True)
+        built = power_circuit(oracle, k).remove_final_measurements(inplace=False)
+        assert built.global_phase == pytest.approx(expected.global_phase)
+        assert Operator(built).equiv(Operator(expected)) and Operator(built) == Operator(expected)
 
 
 @pytest.mark.parametrize("oracle", [bernoulli(0.23), discrete([0.2, 0.9], [0.4, 0.6]), gaussian(0.3, 0.3, qubits=3)], ids=str)

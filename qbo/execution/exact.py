@@ -40,8 +40,10 @@ class ExactExecutor:
     def run_power(self, oracle: Oracle, k: int, shots: int) -> Counts:
         """``run([power_circuit(oracle, k)], [shots])[0]`` without building Q^k A: the ladder
         needs A and one Q, which ``power_circuit(oracle, 1)`` holds (``SamplesPowers``). A
-        subclass that overrides ``run`` (a recorder, a noisy double) gets its own ``run``."""
-        if type(self).run is not ExactExecutor.run:
+        subclass that overrides ``run`` or ``probabilities`` (a recorder, a noisy double) gets
+        its own ``run``. Like ``probabilities``, it takes the oracle key and k to identify the
+        circuit, so its measurement is read once per oracle."""
+        if type(self).run is not ExactExecutor.run or type(self).probabilities is not ExactExecutor.probabilities:
             return self.run([power_circuit(oracle, k)], [shots])[0]
         if k < 0:
             raise ValueError(f"Grover power k must be >= 0, got {k}")
