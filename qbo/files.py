@@ -113,9 +113,10 @@ class _Deferral:
         if self.depth:
             self.pending = signum
             return
-        if _in_import_machinery(frame) or not _between_instructions(frame):
-            # importlib's own frames: between its lock's acquire and its try, raising would leave
-            # it held; inside an instruction's C code: the raise may be replaced or mishandled
+        if _importing(frame) or not _between_instructions(frame):
+            # during an import: importlib's lock, and extension modules whose native code runs
+            # Python (qiskit's Rust imports numpy) and panics on an exception it did not expect;
+            # inside an instruction's C code: the raise may be replaced or mishandled
             self.pending = signum
             _alarm.tick()
             return
@@ -140,9 +141,18 @@ class _Deferral:
             self.busy = False
 
 
-def _in_import_machinery(frame: Any) -> bool:
-    """The handler runs in importlib's own code (not a module's body that an import runs)."""
-    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib.")
+def _importing(frame: Any) -> bool:
+    """An import is under way: importlib's code is on the stack, in the handler's own frame
+    (between its lock's acquire and its try, raising would leave the lock held) or below a
+    module body that an import runs. Native code may run that body and not expect an
+    exception: a SIGTERM landing in numpy's import started by qiskit's Rust extension made it
+    panic ("unwrap_failed") with a Rust backtrace on stderr. The signal is held until the
+    import ends (imports run at start-up, before any run folder is claimed)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib."):
+            return True
+        frame = frame.f_back
+    return False
 
 
 # where CPython's eval loop runs pending signal handlers (a call, a loop's back edge, a

@@ -282,6 +282,27 @@ def test_a_signal_in_importlibs_own_frames_is_not_raised_there_but_a_tick_later(
     assert caught.value.exit_code == 130 and capfd.readouterr().err == ""
 
 
+def test_a_signal_in_a_module_body_under_an_import_is_held_until_the_import_ends(tmp_path, monkeypatch, capfd):
+    """A module body that an import runs may have been started by native code that does not
+    expect an exception (qiskit's Rust extension importing numpy panicked on one): the handler
+    holds the signal there, and it arrives once the import has returned."""
+    (tmp_path / "qbo_probe_module.py").write_text(
+        "import sys\nfrom qbo.files import uninterrupted\nimport signal\n"
+        "uninterrupted.handle(signal.SIGTERM, sys._getframe())\n"
+        "HELD = uninterrupted.pending == signal.SIGTERM and not uninterrupted.raised\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(files_module, "_between_instructions", lambda frame: True)  # only the import rule holds it
+    imported = []
+    with pytest.raises(Interrupted) as caught, interruptible():
+        import qbo_probe_module  # noqa: F401 - the handler runs in its body, under importlib's frames
+
+        imported.append(qbo_probe_module.HELD)
+        _spin(5.0)
+    sys.modules.pop("qbo_probe_module", None)
+    assert imported == [True]  # the import ran to its end with the signal held
+    assert caught.value.exit_code == 143 and capfd.readouterr().err == ""
+
+
 def test_other_unraisable_exceptions_still_reach_the_previous_hook():
     seen = []
     hook = seen.append
