@@ -210,9 +210,9 @@ def test_a_signal_landing_where_python_cannot_raise_is_held_not_lost(capfd, monk
 
 def test_a_held_signal_comes_again_within_a_tick_without_any_write(capfd):
     """No write follows (a job poll loop, a long computation): the tick delivers it."""
+    start = time.monotonic()  # before the signal: its tick may deliver it at once
     with pytest.raises(Interrupted) as caught, interruptible():
         _lose_in_a_callback(lambda _: signal.raise_signal(signal.SIGTERM))
-        start = time.monotonic()
         _spin(5.0)
     assert time.monotonic() - start < 1.0 and caught.value.exit_code == 143
     assert capfd.readouterr().err == "" and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
@@ -426,10 +426,10 @@ def test_a_tick_landing_while_a_handler_arms_it_delivers_the_held_signal(capfd, 
     deadline and raised Interrupted(SIGALRM), exit 142 instead of 143 (once in 300 SIGTERMs
     sent to a loaded `qbo run`). Nested, it raises nothing; the held signal comes within a tick."""
     fired = _tick_lands_while_it_is_armed(monkeypatch)
+    start = time.monotonic()  # before the handler: its tick may deliver the signal at once
     with pytest.raises(Interrupted) as caught, interruptible():
         uninterrupted.handle(signal.SIGTERM, _frame_in_importlib())
         assert uninterrupted.pending == signal.SIGTERM and not uninterrupted.raised  # held, not raised in importlib
-        start = time.monotonic()
         _spin(5.0)
     assert fired and caught.value.exit_code == 143 and time.monotonic() - start < 1.0
     assert capfd.readouterr().err == "" and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
@@ -439,9 +439,9 @@ def test_a_tick_landing_while_a_lost_signal_is_held_is_not_spent(capfd, monkeypa
     """``hold`` (a signal lost in a callback): a tick landing inside it was absorbed, and the
     held signal then waited for a write that a computation never makes."""
     fired = _tick_lands_while_it_is_armed(monkeypatch)
+    start = time.monotonic()  # before the signal: its tick may deliver it at once
     with pytest.raises(Interrupted) as caught, interruptible():
         _lose_in_a_callback(lambda _: signal.raise_signal(signal.SIGINT))
-        start = time.monotonic()
         _spin(5.0)
     assert fired and caught.value.exit_code == 130 and time.monotonic() - start < 1.0
     assert capfd.readouterr().err == ""
@@ -474,13 +474,13 @@ def test_a_signal_handled_inside_an_instructions_c_code_is_held_until_a_call(mon
     module.__getattr__ = getattr_  # type: ignore[method-assign]
     monkeypatch.setitem(sys.modules, module.__name__, module)
     steps = []
+    start = time.monotonic()  # before the signal: its tick may deliver it at once
     with pytest.raises(Interrupted) as caught, interruptible():
         try:
             from qbo_probe_module import missing  # noqa: F401
         except ImportError:
             steps.append("import failed as without a signal")
         assert uninterrupted.pending == signal.SIGTERM and not uninterrupted.raised
-        start = time.monotonic()
         _spin(5.0)
     assert steps and caught.value.exit_code == 143 and time.monotonic() - start < 1.0
 
