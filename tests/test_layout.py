@@ -21,7 +21,7 @@ RANK = {
     "cli": 6, "experiments": 5, "algorithms": 4,
     "gp": 3, "qmc": 3, "mitigation": 3, "problems": 3,
     "noise": 2, "oracles": 2, "oracle_specs": 2, "execution": 2, "grover": 2, "sampling": 2,
-    "compiling": 1, "files": 1, "errors": 1, "limits": 1, "caches": 1, "__init__": 0,
+    "compiling": 1, "brent": 1, "files": 1, "errors": 1, "limits": 1, "caches": 1, "__init__": 0,
 }
 
 

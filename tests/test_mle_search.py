@@ -16,20 +16,21 @@ from scipy.optimize import minimize_scalar
 from qbo.algorithms.lengthscale.mle import (BOUNDS, GRID, KERNEL_CODES, LENGTHSCALE_BOUNDS, N_STARTS,
                                             OUTPUTSCALE_BOUNDS, SCALE_GRID, XTOL, fit_hyperparameters,
                                             negative_log_likelihood)
-from qbo.algorithms.lengthscale.mle_search import FIT_EVALS, FIT_NLL, brent_next, brent_start, brent_told, fit
+from qbo.algorithms.lengthscale.mle_search import FIT_EVALS, FIT_NLL, fit
+from qbo.brent import BEST_F, BEST_X, PROPOSED, STATE_SIZE, brent_next, brent_start, brent_told
 from qbo.gp.cholesky import ArmStats
 from qbo.problems.synthetic import se_gp_sample
 
 
 def _brent(f, a: float, b: float, x: float, tol: float) -> tuple[float, float, int]:
-    state, evals = np.empty(12), 0
+    state, evals = np.empty(STATE_SIZE), 0
     brent_start(state, a, b, x, f(x), tol)
     while brent_next(state):
-        u = state[10]
+        u = state[PROPOSED]
         assert a <= u <= b  # never outside the bracket
         brent_told(state, f(u))
         evals += 1
-    return state[2], state[5], evals
+    return state[BEST_X], state[BEST_F], evals
 
 
 @pytest.mark.parametrize("f, a, b, x, best", [

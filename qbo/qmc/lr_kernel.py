@@ -4,8 +4,9 @@ has one value whichever of the two computes it), compiled by numba where the opt
 ``fast`` is installed and run as plain Python where not: the same function, the same
 operations in the same order, so the same results either way.
 
-Brent's minimiser and root finder (``scipy.optimize``) evaluate it one theta at a time; a numpy
-call on a dozen powers costs tens of microseconds of overhead, the loop a fraction of that.
+``interval`` is ``likelihood_interval``'s whole search in one loop: the grid, Brent's
+minimiser for the maximum and Brent's root finder for both ends (``qbo.brent``, which evaluate
+l one theta at a time; scipy's, called from Python each round, cost more than the likelihood).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ import math
 
 import numpy as np
 
+from qbo.brent import (BEST_F, BEST_X, PROPOSED, ROOT, STATE_SIZE, brent_next, brent_start, brent_told, zero_next,
+                       zero_start, zero_told)
 from qbo.compiling import COMPILED, jit
 
 __all__ = ["COMPILED", "loglik_point", "loglik_points"]
 
 TINY = 1e-300
+GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # the golden-section point of a bracket, where the maximiser starts
+SQRT_EPS = math.sqrt(2.220446049250313e-16)  # the maximiser's relative tolerance
 
 
 def _loglik_point(theta: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> float:
@@ -47,70 +52,24 @@ def _loglik_points(theta: np.ndarray, ks: np.ndarray, ns: np.ndarray, hs: np.nda
 loglik_points = jit(_loglik_points)
 
 
-GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # the golden-section fraction of Brent's minimiser
-EPS = 2.220446049250313e-16  # double precision's machine epsilon
-SQRT_EPS = math.sqrt(EPS)  # the minimiser's relative tolerance (below it -l is flat to rounding)
-
 
 def _maximise(lo: float, hi: float, xtol: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> tuple[float, float]:
-    """(theta, l(theta)) at a local maximum of ``loglik_point`` in [lo, hi], to ``xtol``: Brent's
-    minimiser of -l (golden-section steps, parabolic ones where the last three points allow;
-    Brent 1973, Algorithms for Minimization without Derivatives, ch. 5)."""
-    x = w = v = lo + GOLDEN * (hi - lo)
-    fx = fw = fv = -loglik_point(x, ks, ns, hs)
-    a, b = lo, hi
-    d = e = 0.0
-    for _ in range(500):
-        mid = 0.5 * (a + b)
-        tol = SQRT_EPS * abs(x) + xtol / 3.0
-        tol2 = 2.0 * tol
-        if abs(x - mid) <= tol2 - 0.5 * (b - a):
-            break
-        parabolic = False
-        if abs(e) > tol:  # a parabola through x, w, v
-            r = (x - w) * (fx - fv)
-            p_den = (x - v) * (fx - fw)
-            p = (x - v) * p_den - (x - w) * r
-            p_den = 2.0 * (p_den - r)
-            if p_den > 0.0:
-                p = -p
-            else:
-                p_den = -p_den
-            e_old, e = e, d
-            if abs(p) < abs(0.5 * p_den * e_old) and p > p_den * (a - x) and p < p_den * (b - x):
-                d = p / p_den
-                u = x + d
-                if u - a < tol2 or b - u < tol2:
-                    d = tol if x < mid else -tol
-                parabolic = True
-        if not parabolic:  # a golden-section step into the larger part
-            e = (b - x) if x < mid else (a - x)
-            d = GOLDEN * e
-        u = x + d if abs(d) >= tol else (x + tol if d > 0.0 else x - tol)
-        fu = -loglik_point(u, ks, ns, hs)
-        if fu <= fx:
-            if u < x:
-                b = x
-            else:
-                a = x
-            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
-        else:
-            if u < x:
-                a = u
-            else:
-                b = u
-            if fu <= fw or w == x:
-                v, fv, w, fw = w, fw, u, fu
-            elif fu <= fv or v == x or v == w:
-                v, fv = u, fu
-    return x, -fx
+    """(theta, l(theta)) at a local maximum of ``loglik_point`` in [lo, hi]: ``qbo.brent``'s
+    minimiser of -l from the bracket's golden-section point, to ``xtol`` / 3 + sqrt(eps) |theta|
+    (below that -l is flat to rounding)."""
+    st = np.empty(STATE_SIZE)
+    x = lo + GOLDEN * (hi - lo)
+    brent_start(st, lo, hi, x, -loglik_point(x, ks, ns, hs), xtol / 3.0 + SQRT_EPS * abs(x))
+    while brent_next(st):
+        brent_told(st, -loglik_point(st[PROPOSED], ks, ns, hs))
+    return st[BEST_X], -st[BEST_F]
 
 
 maximise = jit(_maximise)
 
 
 def _deviation(t: float, l_hat: float, q: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> float:
-    """2 (l_hat - l(t)) - q: negative inside the likelihood-ratio set at threshold q."""
+    """2 (l_hat - l(t)) - q: at most 0 inside the likelihood-ratio set at threshold q."""
     return 2.0 * (l_hat - loglik_point(t, ks, ns, hs)) - q
 
 
@@ -120,46 +79,12 @@ deviation = jit(_deviation)
 def _boundary(t_in: float, t_out: float, l_hat: float, q: float, xtol: float, ks: np.ndarray, ns: np.ndarray,
               hs: np.ndarray) -> float:
     """The theta between ``t_in`` (deviation <= 0) and ``t_out`` (> 0) where the deviation
-    crosses 0, to ``xtol`` plus 4 ulp: Brent's root finder (bisection, secant and inverse
-    quadratic steps; Brent 1973, ch. 4)."""
-    a, fa = t_in, deviation(t_in, l_hat, q, ks, ns, hs)
-    b, fb = t_out, deviation(t_out, l_hat, q, ks, ns, hs)
-    c, fc = a, fa
-    d = e = b - a
-    for _ in range(500):
-        if (fb > 0.0) == (fc > 0.0) and fb != 0.0 and fc != 0.0:  # keep the root between b and c
-            c, fc = a, fa
-            d = e = b - a
-        if abs(fc) < abs(fb):  # b is the best guess
-            a, b, c = b, c, b
-            fa, fb, fc = fb, fc, fb
-        tol = 2.0 * EPS * abs(b) + 0.5 * xtol
-        half = 0.5 * (c - b)
-        if abs(half) <= tol or fb == 0.0:
-            return b
-        if abs(e) >= tol and abs(fa) > abs(fb):
-            s = fb / fa
-            if a == c:  # secant
-                p = 2.0 * half * s
-                p_den = 1.0 - s
-            else:  # inverse quadratic
-                qa = fa / fc
-                r = fb / fc
-                p = s * (2.0 * half * qa * (qa - r) - (b - a) * (r - 1.0))
-                p_den = (qa - 1.0) * (r - 1.0) * (s - 1.0)
-            if p > 0.0:
-                p_den = -p_den
-            p = abs(p)
-            if 2.0 * p < min(3.0 * half * p_den - abs(tol * p_den), abs(e * p_den)):
-                e, d = d, p / p_den
-            else:
-                d = e = half
-        else:
-            d = e = half
-        a, fa = b, fb
-        b += d if abs(d) > tol else (tol if half > 0.0 else -tol)
-        fb = deviation(b, l_hat, q, ks, ns, hs)
-    return b
+    crosses 0, to ``xtol`` plus 4 ulp: ``qbo.brent``'s root finder."""
+    st = np.empty(STATE_SIZE)
+    zero_start(st, t_in, deviation(t_in, l_hat, q, ks, ns, hs), t_out, deviation(t_out, l_hat, q, ks, ns, hs), xtol)
+    while zero_next(st):
+        zero_told(st, deviation(st[PROPOSED], l_hat, q, ks, ns, hs))
+    return st[ROOT]
 
 
 boundary = jit(_boundary)

@@ -34,10 +34,9 @@ is searched over ``log theta`` as above, each profile value itself a search over
 (grid, one start, Brent), so the pair returned is a local minimum of the two-variable NLL
 found by nested 1-D searches.
 
-Brent's iteration is written in reverse communication (``brent_start``, ``brent_next``,
-``brent_told``): the caller evaluates the point proposed, so one iteration serves the three
-objectives without passing functions (numba compiles no closures of this kind, nor recursion
-between cached functions).
+Brent's iteration is ``qbo.brent``'s, in reverse communication (``brent_start``,
+``brent_next``, ``brent_told``): the caller evaluates the point proposed, so one iteration
+serves the three objectives.
 
 The NLL on the observed arms U, ascending (``mle.negative_log_likelihood``'s formula):
 ``1/2 z^T A^{-1} z + sum log diag L - 1/2 sum log W + |U|/2 log(2 pi)``,
@@ -53,85 +52,12 @@ import numpy as np
 
 from qbo.algorithms.gp_ucb_refit import kernel_value
 from qbo.algorithms.jit import jit
+from qbo.brent import BEST_F, BEST_X, PROPOSED, STATE_SIZE, brent_next, brent_start, brent_told
 
-__all__ = ["FIT_EVALS", "FIT_NLL", "FIT_SCALE", "FIT_THETA", "brent_next", "brent_start", "brent_told", "fit",
-           "nll"]
+__all__ = ["FIT_EVALS", "FIT_NLL", "FIT_SCALE", "FIT_THETA", "fit", "nll"]
 
-# Brent's state (reverse communication): the bracket [a, b], the best point x, the second and
-# third best w and v, their values, the last two steps d and e, the point proposed u, the tolerance
-_A, _B, _X, _W, _V, _FX, _FW, _FV, _D, _E, _U, _TOL = range(12)
-_GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # (3 - sqrt 5) / 2, the golden section of Brent's steps
 # fit's output: theta, the output scale, their NLL, the NLL evaluations made
 FIT_THETA, FIT_SCALE, FIT_NLL, FIT_EVALS = range(4)
-
-
-@jit
-def brent_start(st: np.ndarray, a: float, b: float, x: float, fx: float, tol: float) -> None:
-    """Begin a search of [a, b] at x (a <= x <= b) of known value fx, to the absolute tolerance tol."""
-    st[_A], st[_B], st[_X], st[_W], st[_V] = a, b, x, x, x
-    st[_FX], st[_FW], st[_FV] = fx, fx, fx
-    st[_D], st[_E], st[_TOL] = 0.0, 0.0, tol
-
-
-@jit
-def brent_next(st: np.ndarray) -> bool:
-    """False where the bracket is within tolerance of x (done); else True, and the next point to
-    evaluate is ``st[_U]`` (a parabolic step through x, w, v where it is safe, else golden)."""
-    a, b, x, w, v = st[_A], st[_B], st[_X], st[_W], st[_V]
-    tol = st[_TOL]
-    mid = 0.5 * (a + b)
-    if abs(x - mid) <= 2.0 * tol - 0.5 * (b - a):
-        return False
-    parabola = False
-    d, e = st[_D], st[_E]
-    if abs(e) > tol and math.isfinite(st[_FX]) and math.isfinite(st[_FW]) and math.isfinite(st[_FV]):
-        r = (x - w) * (st[_FX] - st[_FV])
-        q = (x - v) * (st[_FX] - st[_FW])
-        p = (x - v) * q - (x - w) * r
-        q = 2.0 * (q - r)
-        if q > 0.0:
-            p = -p
-        else:
-            q = -q
-        if abs(p) < abs(0.5 * q * e) and p > q * (a - x) and p < q * (b - x):
-            e, d = d, p / q  # the parabola's minimum, inside the bracket, a step shorter than half the one before last
-            parabola = True
-            u = x + d
-            if u - a < 2.0 * tol or b - u < 2.0 * tol:
-                d = tol if x < mid else -tol
-    if not parabola:
-        e = (b - x) if x < mid else (a - x)
-        d = _GOLDEN * e
-    if abs(d) >= tol:
-        u = x + d
-    else:
-        u = x + (tol if d > 0.0 else -tol)
-    st[_D], st[_E], st[_U] = d, e, u
-    return True
-
-
-@jit
-def brent_told(st: np.ndarray, fu: float) -> None:
-    """The value ``fu`` at the point proposed: shrink the bracket and rank x, w, v."""
-    u, x = st[_U], st[_X]
-    if fu <= st[_FX]:
-        if u < x:
-            st[_B] = x
-        else:
-            st[_A] = x
-        st[_V], st[_FV] = st[_W], st[_FW]
-        st[_W], st[_FW] = x, st[_FX]
-        st[_X], st[_FX] = u, fu
-        return
-    if u < x:
-        st[_A] = u
-    else:
-        st[_B] = u
-    if fu <= st[_FW] or st[_W] == x:
-        st[_V], st[_FV] = st[_W], st[_FW]
-        st[_W], st[_FW] = u, fu
-    elif fu <= st[_FV] or st[_V] == x or st[_V] == st[_W]:
-        st[_V], st[_FV] = u, fu
 
 
 @jit
@@ -216,10 +142,10 @@ def _scale_search(code: int, theta: float, lam: float, dist: np.ndarray, sw: np.
     x, fx = scale_grid[i], values[i]
     brent_start(st, scale_grid[max(i - 1, 0)], scale_grid[min(i + 1, n - 1)], x, fx, tol)
     while brent_next(st):
-        brent_told(st, nll(code, theta, math.exp(st[_U]), lam, dist, sw, z, const, A, y))
+        brent_told(st, nll(code, theta, math.exp(st[PROPOSED]), lam, dist, sw, z, const, A, y))
         evals += 1
-    if st[_FX] < fx:
-        x, fx = st[_X], st[_FX]
+    if st[BEST_F] < fx:
+        x, fx = st[BEST_X], st[BEST_F]
     result[0], result[1], result[2] = x, fx, evals
 
 
@@ -281,7 +207,7 @@ def fit(points: np.ndarray, W: np.ndarray, b: np.ndarray, code: int, lam: float,
             dist[j, i] = dist[i, j]
     n = grid.shape[0]
     values, logs = np.empty(n), np.empty(n)
-    scale_values, inner, st, result = np.empty(scale_grid.shape[0]), np.empty(12), np.empty(12), np.empty(3)
+    scale_values, inner, st, result = np.empty(scale_grid.shape[0]), np.empty(STATE_SIZE), np.empty(STATE_SIZE), np.empty(3)
     evals = 0.0
     for i in range(n):
         values[i] = _theta_value(grid[i], code, scale, fit_scale, lam, dist, sw, z, const, A, y, scale_grid, tol,
@@ -302,13 +228,13 @@ def fit(points: np.ndarray, W: np.ndarray, b: np.ndarray, code: int, lam: float,
         brent_start(st, grid[max(i - 1, 0)], grid[min(i + 1, n - 1)], grid[i], values[i], tol)
         here_scale = logs[i]
         while brent_next(st):
-            f = _theta_value(st[_U], code, scale, fit_scale, lam, dist, sw, z, const, A, y, scale_grid, tol,
+            f = _theta_value(st[PROPOSED], code, scale, fit_scale, lam, dist, sw, z, const, A, y, scale_grid, tol,
                              scale_values, inner, result)
             evals += result[2]
-            if f <= st[_FX]:  # the new best of this search: its output scale goes with it
+            if f <= st[BEST_F]:  # the new best of this search: its output scale goes with it
                 here_scale = result[0]
             brent_told(st, f)
-        if st[_FX] < fx:
-            x, fx, x_scale = st[_X], st[_FX], here_scale
+        if st[BEST_F] < fx:
+            x, fx, x_scale = st[BEST_X], st[BEST_F], here_scale
     out[FIT_THETA], out[FIT_NLL], out[FIT_EVALS] = min(max(math.exp(x), bounds[0]), bounds[1]), fx, evals
     out[FIT_SCALE] = min(max(math.exp(x_scale), bounds[2]), bounds[3]) if fit_scale else scale
