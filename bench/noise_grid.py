@@ -42,7 +42,8 @@ Running in parts. Each row is printed (and, with ``--csv``, appended to the file
 header first when the file is new) as soon as its (cell, method, budget) is done, also from
 ``--jobs`` workers, so a grid stopped early keeps its finished rows; rerun with the same
 ``--csv`` and the rows already there are skipped (the cell's ``iae+pad`` x1 run, which sets B,
-is always run). ``--snapshots``, ``--oracles``, ``--methods`` and ``--budgets`` select the grid,
+is always run). The columns do not record ``--amplitudes``, ``--eps``, ``--alpha`` or ``--seed``:
+keep one CSV per setting of those. ``--snapshots``, ``--oracles``, ``--methods`` and ``--budgets`` select the grid,
 ``--cells 0-3,9`` the cells by index in the snapshots x oracles list they give
 (``--list-cells`` prints it).
 
