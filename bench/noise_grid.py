@@ -43,13 +43,14 @@ header first when the file is new) as soon as its (cell, method, budget) is done
 ``--jobs`` workers, so a grid stopped early keeps its finished rows; rerun with the same
 ``--csv`` and the rows already there are skipped (the cell's ``iae+pad`` x1 run, which sets B,
 is always run). The columns do not record ``--amplitudes``, ``--eps``, ``--alpha`` or ``--seed``:
-keep one CSV per setting of those. ``--snapshots``, ``--oracles``, ``--methods`` and ``--budgets`` select the grid,
-``--cells 0-3,9`` the cells by index in the snapshots x oracles list they give
-(``--list-cells`` prints it).
+keep one CSV per setting of those. ``--snapshots``, ``--oracles``, ``--methods`` and
+``--budgets`` select the grid, ``--cells 0-3,9`` the cells by index in the snapshots x oracles
+list they give (``--list-cells`` prints it); ``--summarise`` merges the parts' CSVs.
 
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
                                [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
-                               [--cells 0-3,9] [--list-cells] [--jobs 1] [--csv PATH] [--misses]
+                               [--cells 0-3,9] [--list-cells] [--jobs 1] [--csv PATH]
+                               [--misses]
     python bench/noise_grid.py --summarise part1.csv,part2.csv   # the summary of grids run in parts
 
 The summary (printed after the rows) gives, per method x budget, the cells, those meeting issue
@@ -73,7 +74,7 @@ import numpy as np
 from noise import (  # bench/noise.py: exact channels, binomial executor, Wilson bound
     DeviceModel, ExactBinomialExecutor, eps_for_budget, make_oracle, snapshot_of, wilson_lower,
 )
-from qbo.experiments.fanout import fan_out
+from qbo.experiments.fanout import check_workers, fan_out
 from qbo.mitigation import make_mitigation
 from qbo.qmc import IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import CalibrationAwareIAE
@@ -166,7 +167,7 @@ def cell(item: tuple) -> list[dict]:
     seeds = lambda method, factor: [executor_seed(seed, name, kind, method, factor, i)  # noqa: E731
                                     for i in range(len(oracles))]
     base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seeds("iae+pad", 1),
-                      tag("iae+pad", 1) if "iae+pad" in methods else "")
+                      tag("iae+pad", 1) if "iae+pad" in methods and ("iae+pad", "x1") not in done else "")
     budget_1 = base["calls"]
     rows = []
     for factor in factors:
@@ -335,18 +336,23 @@ def main() -> None:
         if not snapshots or not factors or args.amplitudes < 1:
             raise ValueError(f"--snapshots, --budgets and --amplitudes (>= 1) must not be empty, got "
                              f"'{args.snapshots}', '{args.budgets}', {args.amplitudes}")
+        try:
+            check_workers(args.jobs)
+        except ValueError as exc:
+            raise ValueError(f"--jobs: {exc}") from None
         cells = [(s, o) for s in snapshots for o in oracles]
         if args.list_cells:
             print("\n".join(f"{i:3d} {s} {o}" for i, (s, o) in enumerate(cells)))
             return
         if args.cells is not None:
             cells = [cells[i] for i in parse_cells(args.cells, len(cells))]
-        done = start_csv(args.csv) if args.csv else set()
+        csv = os.path.abspath(args.csv) if args.csv else None  # workers append to it wherever they run
+        done = start_csv(csv) if csv else set()
     except (ValueError, OSError) as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         raise SystemExit(2) from None
     amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
-    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed, args.misses, args.csv,
+    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed, args.misses, csv,
              frozenset((m, b) for s_, o_, m, b in done if (s_, o_) == (s, o))) for s, o in cells]
     start = time.perf_counter()
     print(f"noise grid: {len(cells)} cells x {len(methods)} methods x budgets {factors} x B, {args.amplitudes} amplitudes, "
@@ -357,8 +363,8 @@ def main() -> None:
     results = map(cell, work) if args.jobs <= 1 else fan_out(cell, work, workers=args.jobs)
     rows = [r for cell_rows in results for r in cell_rows]
     print(f"total {time.perf_counter() - start:.0f} s wall", flush=True)
-    if args.csv:
-        rows = read_rows(args.csv)
+    if csv:
+        rows = read_rows(csv)
         print(f"summary of {args.csv}: {len(rows)} rows", flush=True)
     print("\n".join(summary(rows)) if rows else "no rows", flush=True)
 

@@ -52,7 +52,7 @@ def test_cell_ranges_and_bad_cells(grid):
 def test_bad_selection_exits_2_with_one_line_and_no_csv(grid, tmp_path, monkeypatch, capsys):
     csv = tmp_path / "grid.csv"
     for argv in (["--cells", "9"], ["--methods", "iae"], ["--oracles", "gauss"], ["--budgets", "0"],
-                 ["--budgets", "1,x"]):
+                 ["--budgets", "1,x"], ["--jobs", "0"]):
         monkeypatch.setattr(sys, "argv", ["noise_grid.py", "--snapshots", "fake_brisbane", "--csv", str(csv), *argv])
         with pytest.raises(SystemExit) as stop:
             grid.main()
