@@ -128,8 +128,9 @@ class Job:
     @property
     def key(self) -> tuple:
         """What determines the job's results (the setting does not: a tuned pick equal to the
-        theory configuration reuses its runs)."""
-        return (self.placement, self.spread, self.algorithm, self.options, self.horizon, self.first, self.count,
+        theory configuration reuses its runs; nor does the placement at spread 1, where centred
+        and top are one problem, f' = f, so the two cells share their runs)."""
+        return ("centred" if self.spread == 1 else self.placement, self.spread, self.algorithm, self.options, self.horizon, self.first, self.count,
                 self.readouts)
 
 
@@ -384,7 +385,7 @@ def run_jobs(jobs: list[Job], workers: int, learners: tuple, cache: dict, journa
             append_line(journal, {"job": job_id(job), "rows": rows}, fsync=True)
             print(f"frontier: {done}/{len(todo)} jobs run, {time.perf_counter() - start:.0f} s "
                   f"(last: {job.setting} {job.placement} {job.spread:g} {job.learner} T={job.horizon:.0e})", flush=True)
-    return [dict(r, setting=j.setting) for j in jobs for r in cache[job_id(j)]]
+    return [dict(r, setting=j.setting, placement=j.placement) for j in jobs for r in cache[job_id(j)]]
 
 
 def run_streamed(fn, jobs: list, workers: int):

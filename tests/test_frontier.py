@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qbo.problems.registry import make_problem
 from tests.support.bench import BENCH
 
 
@@ -260,3 +261,24 @@ def test_quick_grid_on_two_dask_workers_equals_one(tmp_path, capsys):
         jobs = len((out / "frontier_quick_jobs.partial.jsonl").read_text().splitlines())
         assert printed.count(" jobs run, ") == jobs
     assert outs[1] == outs[2]
+
+
+def test_spread_one_runs_once_for_both_placements():
+    """At spread 1 centred and top are one problem (f' = f): their jobs share one key, so the
+    grid runs it once and hands each cell the rows under its own placement; at any other
+    spread the placements stay apart."""
+    grid = frontier.frontier_grid(regret_args(["--quick"]))
+    base = frontier.evaluation_jobs(grid, "theory", {})[0]
+    centred, top = (frontier.Job(**(vars(base) | {"placement": p, "spread": 1.0})) for p in ("centred", "top"))
+    assert frontier.job_id(centred) == frontier.job_id(top)
+    apart = [frontier.Job(**(vars(base) | {"placement": p, "spread": 0.01})) for p in ("centred", "top")]
+    assert frontier.job_id(apart[0]) != frontier.job_id(apart[1])
+    ran = [{"placement": "centred", "seed": 100, "regret": [1.0]}]
+    cache = {frontier.job_id(centred): ran}
+    rows = frontier.run_jobs([centred, top], 1, grid.learners, cache)  # nothing left to run: both come from the cache
+    assert [(r["placement"], r["setting"]) for r in rows] == [("centred", "theory"), ("top", "theory")]
+    assert problem_means("centred") == problem_means("top")
+
+
+def problem_means(placement: str) -> list[float]:
+    return [float(v) for v in make_problem(f"synthetic-bernoulli-{placement}", spread=1.0, seed=3).means]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from qbo.execution import ExactExecutor
 from qbo.oracles import bernoulli
-from qbo.qmc.lr_interval import loglik, pooled
+from qbo.qmc.lr_interval import Pool, loglik, pooled
 from qbo.qmc.lrae import (
     LikelihoodRatioAE, LRState, floor_level, likelihood_interval, refine, refinement_level, threshold,
 )
@@ -164,12 +164,12 @@ def test_resumed_policies_spend_by_eps_above_the_budget_floor():
 
 
 def _gaussian_interval(theta: float):
-    """``likelihood_interval`` as the cost model sees it: theta +- sqrt(q / I) about the true
-    theta, clipped to [0, pi/2] (I: the rounds' Fisher information)."""
+    """``pooled_interval`` as the cost model sees it: theta +- sqrt(q / I) about the true
+    theta, clipped to [0, pi/2] (I: the pooled rounds' Fisher information)."""
     from qbo.qmc.lr_interval import HALF_PI, Interval
 
-    def interval(rounds, q, plausible=((0.0, HALF_PI),)):
-        h = math.sqrt(q / sum(4.0 * (2 * r.k + 1) ** 2 * r.shots for r in rounds))
+    def interval(pool, q, plausible=((0.0, HALF_PI),)):
+        h = math.sqrt(q / pool.information)
         return Interval(theta, max(0.0, theta - h), min(HALF_PI, theta + h), plausible)
     return interval
 
@@ -186,16 +186,16 @@ def test_cost_model_runs_the_schedules_rounds_split_last_round_included(monkeypa
         for eps in np.geomspace(3e-4, 0.2, 9):
             for j in range(0, 16, 3):
                 theta = math.asin(math.sqrt((j + 0.5) / 16))
-                monkeypatch.setattr(lrae, "likelihood_interval", _gaussian_interval(theta))
+                monkeypatch.setattr(lrae, "pooled_interval", _gaussian_interval(theta))
                 ran: list[Round] = []
                 sample = lambda k, n: ran.append(Round(k, n, 0)) or ran[-1]  # noqa: E731 (ones unused)
                 first, _ = lrae.run_schedule((), ((0.0, math.pi / 2),), 3 * eps, alpha, sample)
                 assert [(r.k, r.shots) for r in first] == list(lrae._model_rounds(theta, 3 * eps, q, m))
                 ran.clear()
                 again, _ = lrae.run_schedule(first, ((0.0, math.pi / 2),), eps, alpha, sample)
-                model = list(lrae._model_rounds(theta, eps, q, m, lrae._information(first), max(r.k for r in first)))
+                model = list(lrae._model_rounds(theta, eps, q, m, Pool(first).information, Pool(first).k_last))
                 assert [(r.k, r.shots) for r in again] == model, (alpha, eps, j)
-                assert lrae._schedule_calls(theta, eps, q, m, lrae._information(first), max(r.k for r in first)) == \
+                assert lrae._schedule_calls(theta, eps, q, m, Pool(first).information, Pool(first).k_last) == \
                     sum(r.oracle_calls for r in again)
                 checked += 1
                 split += len(again) >= 2 and again[-1].k == again[-2].k
@@ -216,3 +216,72 @@ def test_the_cost_model_caps_powers_at_k_max_as_the_schedule_does(k_max):
         assert k_max is None or max(r.k for r in rounds) <= k_max
         spent.append(sum(r.shots * (2 * r.k + 1) for r in rounds))
     assert abs(np.mean(spent) / est.expected_calls(eps) - 1) < 0.15
+
+
+def _scipy_interval(rounds, q, search):
+    """The reference: ``likelihood_interval`` before its compiled loop (a numpy grid, scipy's
+    bounded Brent for the maximiser and brentq for the ends, the same grid and padding rules)."""
+    from scipy.optimize import brentq, minimize_scalar
+
+    from qbo.qmc.lr_interval import GRID_PER_PERIOD, LOCALISE
+    from qbo.qmc.lr_kernel import loglik_point
+
+    ks, ns, hs = pooled(rounds)
+    kmax = float(ks.max())
+    step = math.pi / (kmax * GRID_PER_PERIOD)
+    theta = np.concatenate([np.linspace(lo, hi, max(3, int(math.ceil((hi - lo) / step)) + 1)) for lo, hi in search])
+    ll = np.array([loglik_point(float(t), ks, ns, hs) for t in theta])
+    i = int(np.argmax(ll))
+    best = minimize_scalar(lambda t: -loglik_point(t, ks, ns, hs), method="bounded",
+                           bounds=(max(0.0, theta[i] - step), min(math.pi / 2, theta[i] + step)), options={"xatol": 1e-13})
+    t_hat, l_hat = (float(best.x), -float(best.fun)) if -best.fun >= ll[i] else (float(theta[i]), float(ll[i]))
+    dev = 2.0 * (l_hat - ll)
+    inside = np.flatnonzero(dev <= q)
+    first, last = (int(inside[0]), int(inside[-1])) if len(inside) else (i, i)
+    g = lambda t: 2.0 * (l_hat - loglik_point(t, ks, ns, hs)) - q  # noqa: E731
+
+    def end(t_in, j_out):
+        if j_out < 0 or j_out >= len(theta) or abs(theta[j_out] - t_in) > 2 * step or not (g(theta[j_out]) > 0 >= g(t_in)):
+            return t_in
+        return brentq(g, t_in, float(theta[j_out]), xtol=1e-15)
+
+    low, high = end(min(float(theta[first]), t_hat), first - 1), end(max(float(theta[last]), t_hat), last + 1)
+    keep = dev <= q + LOCALISE
+    keep[i] = True
+    idx = np.flatnonzero(keep)
+    cuts = np.flatnonzero(np.diff(theta[idx]) > 1.5 * step)
+    runs = [(theta[idx[a]] - step, theta[idx[b]] + step) for a, b in zip(np.r_[0, cuts + 1], np.r_[cuts, len(idx) - 1])]
+    clipped = sorted((max(lo, a), min(hi, b)) for lo, hi in runs for a, b in search if min(hi, b) > max(lo, a))
+    merged: list = []
+    for lo, hi in clipped:
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return t_hat, low, high, tuple(merged), l_hat
+
+
+def test_compiled_interval_agrees_with_scipys_brent_on_random_rounds():
+    """``qbo.qmc.lr_kernel.interval`` (own Brent minimiser and root finder, one compiled loop)
+    against the scipy reference on 400 random round sets, whole range and narrowed search sets:
+    the same grid decisions (plausible set bit for bit), the ends to 1e-13 (both solve
+    deviation = 0 to ~1e-15), and a maximum at least as high as scipy's to 1e-9 of the
+    threshold (l is flat to rounding within its 1e-8 x tolerance)."""
+    from qbo.qmc.lr_kernel import loglik_point
+
+    rng = np.random.default_rng(23)
+    for c in range(400):
+        a = float(rng.uniform(0.0005, 0.9995))
+        rounds = tuple(_sampler(a, c)(int(k), int(rng.integers(1, 300)))
+                       for k in sorted(set(rng.integers(0, 60, int(rng.integers(1, 10))).tolist())))
+        q = threshold(float(10 ** rng.uniform(-8, -1)))
+        search = ((0.0, math.pi / 2),)
+        if c % 3 == 1:
+            search = likelihood_interval(rounds[: max(1, len(rounds) // 2)], q).plausible
+        iv = likelihood_interval(rounds, q, search)
+        t_hat, low, high, plausible, l_hat = _scipy_interval(rounds, q, search)
+        ks, ns, hs = pooled(rounds)
+        assert iv.plausible == plausible, c
+        assert abs(iv.theta_low - low) <= 1e-13 and abs(iv.theta_high - high) <= 1e-13, (c, iv, low, high)
+        assert loglik_point(iv.theta_hat, ks, ns, hs) >= l_hat - 1e-9 * q, c
+        assert iv.theta_low <= iv.theta_hat <= iv.theta_high

@@ -11,7 +11,7 @@ the circuit, whose O(k) instructions would cost more than the sampling.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from qiskit import QuantumCircuit
@@ -48,11 +48,8 @@ class ExactExecutor:
         if k < 0:
             raise ValueError(f"Grover power k must be >= 0, got {k}")
         (shots,) = check_shots([None], [shots])
-        key = (str(oracle.key), k)
-        if key not in self._probs:
-            check_qubits(oracle.num_qubits, "exact", grover=k > 0)  # before allocating
-            self._probs[key] = self._ladder_probabilities(power_circuit(oracle, min(k, 1)), oracle.key, k)
-        return self._sample(self._probs[key], 1, shots)
+        probs = self._power_probabilities(str(oracle.key), k, oracle.num_qubits, lambda: power_circuit(oracle, min(k, 1)))
+        return self._sample(probs, 1, shots)
 
     def probabilities(self, circuit: QuantumCircuit) -> np.ndarray:
         """Exact distribution over the classical register (index = integer value of the bits)."""
@@ -60,9 +57,16 @@ class ExactExecutor:
         if key is None:
             check_qubits(circuit.num_qubits, "exact", grover=False)  # before allocating
             return _statevector_probabilities(circuit)
+        return self._power_probabilities(*key, circuit.num_qubits, lambda: circuit)
+
+    def _power_probabilities(self, oracle_key: str, k: int, num_qubits: int,
+                             circuit: Callable[[], QuantumCircuit]) -> np.ndarray:
+        """Probabilities of Q^k A for the oracle ``oracle_key``, cached; ``circuit()`` (built only
+        on a miss) is any power of the oracle with its measurement (power >= 1 where k >= 1)."""
+        key = (oracle_key, k)
         if key not in self._probs:
-            check_qubits(circuit.num_qubits, "exact", grover=key[1] > 0)  # before allocating
-            self._probs[key] = self._ladder_probabilities(circuit, *key)
+            check_qubits(num_qubits, "exact", grover=k > 0)  # before allocating
+            self._probs[key] = self._ladder_probabilities(circuit(), oracle_key, k)
         return self._probs[key]
 
     def _ladder_probabilities(self, circuit: QuantumCircuit, oracle_key: str, k: int) -> np.ndarray:

@@ -10,6 +10,8 @@ regime where classical learners need ~ var / gap^2 samples per arm and QMC ~ 1 /
 placement of the earlier frontier benchmark. Near 1 the Bernoulli variance is at most
 spread (1 - spread), so classical learners configured with that bound need far fewer
 samples; QMC is also cheaper there (the amplitude's slope in theta vanishes at 1).
+
+At spread 1 both maps are the identity and both problems are f itself, bit for bit.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def squeezed(
     if spread > 1:
         raise ValueError(f"spread must be in (0, 1], got {spread!r}")
     x, f = synthetic_function(seed, num_arms, lengthscale)
-    g = 0.5 + spread * (f - 0.5) if placement == "centred" else 1.0 - spread * (1.0 - f)
+    if spread == 1.0:  # both maps are the identity: f itself, so the two placements are one problem bit for bit
+        g = f
+    else:
+        g = 0.5 + spread * (f - 0.5) if placement == "centred" else 1.0 - spread * (1.0 - f)
     params = {"seed": seed, "num_arms": num_arms, "lengthscale": float(lengthscale), "spread": spread}
     return Problem.from_oracles(f"synthetic-bernoulli-{placement}", x[:, None], [bernoulli(float(v)) for v in g], params)

@@ -5,10 +5,10 @@ log-likelihood of theta is l(theta) = sum_K h_K log sin^2(K theta) + (n_K - h_K)
 (the maximum-likelihood form of Suzuki et al. 2020 over the Grover powers of Dai et al. 2023, Eq. (2)). The interval
 is Wilks' set {theta : 2 (l_max - l(theta)) <= q}, q the chi-square(1) quantile at 1 - alpha
 (asymptotic: docs/estimators.md gives its coverage), found on a grid of GRID_PER_PERIOD
-points per period of the deepest power and refined by bounded Brent and Brent's root finder.
-One interval evaluates l with one function, ``qbo.qmc.lr_kernel``'s loop (``loglik_points`` on
-the grid, ``loglik_point`` for Brent), so a theta has one value in every comparison; ``loglik``
-is the same sum in numpy, equal to rounding (a reference for tests and notes).
+points per period of the deepest power and refined by Brent's minimiser and root finder, all in
+``qbo.qmc.lr_kernel``'s compiled loop. One interval evaluates l with one function
+(``loglik_point``), so a theta has one value in every comparison; ``loglik`` is the same sum in
+numpy, equal to rounding (a reference for tests and notes).
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 
-from qbo.qmc.lr_kernel import loglik_point, loglik_points
+from qbo.qmc.lr_kernel import interval, loglik_point
 from qbo.qmc.result import Round
 
 HALF_PI = 0.5 * math.pi
@@ -27,15 +26,36 @@ LOCALISE = 30.0  # extra 2 log-likelihood kept in the plausible set beyond the i
 GRID_PER_PERIOD = 24  # grid points per period pi / K of the deepest power when the set is searched
 
 
-def pooled(rounds: tuple[Round, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(K, shots, ones) summed per power."""
-    acc: dict[int, list[int]] = {}
-    for r in rounds:
-        n_h = acc.setdefault(2 * r.k + 1, [0, 0])
+class Pool:
+    """Counts pooled per power K = 2k + 1, added round by round, with the Fisher information on
+    theta (sum 4 K^2 shots, independent of theta) and the deepest k: what an interval and the
+    next round's plan need, kept up to date instead of re-summed over every round each round."""
+
+    def __init__(self, rounds: tuple[Round, ...] = ()) -> None:
+        self._acc: dict[int, list[int]] = {}
+        self.information = 0.0
+        self.k_last = -1
+        for r in rounds:
+            self.add(r)
+
+    def add(self, r: Round) -> None:
+        big_k = 2 * r.k + 1
+        n_h = self._acc.setdefault(big_k, [0, 0])
         n_h[0] += r.shots
         n_h[1] += r.ones
-    ks = np.array(sorted(acc), dtype=float)
-    return ks, np.array([acc[int(k)][0] for k in ks], float), np.array([acc[int(k)][1] for k in ks], float)
+        self.information += 4.0 * big_k ** 2 * r.shots
+        self.k_last = max(self.k_last, r.k)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K, shots, ones) summed per power, K ascending."""
+        ks = sorted(self._acc)
+        return (np.array(ks, dtype=float), np.array([self._acc[k][0] for k in ks], float),
+                np.array([self._acc[k][1] for k in ks], float))
+
+
+def pooled(rounds: tuple[Round, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(K, shots, ones) summed per power."""
+    return Pool(rounds).arrays()
 
 
 _TINY = 1e-300
@@ -73,70 +93,17 @@ def likelihood_interval(
     rounds: tuple[Round, ...], q: float, search: tuple[tuple[float, float], ...] = ((0.0, HALF_PI),)
 ) -> Interval:
     """The hull of {theta in search : 2 (l_max - l(theta)) <= q} for the likelihood of ``rounds``,
-    and the plausible set at q + LOCALISE (within ``search``), as an :class:`Interval`.
-
-    The search set is gridded at GRID_PER_PERIOD points per period pi / K_max; the maximiser and
-    both ends are then refined (bounded Brent, Brent root) between grid points."""
-    ks, ns, hs = pooled(rounds)
-    kmax = float(ks.max()) if len(ks) else 1.0
-    step = math.pi / (kmax * GRID_PER_PERIOD)
-    grids = []
-    for lo, hi in search:
-        n = max(3, int(math.ceil((hi - lo) / step)) + 1)
-        grids.append(np.linspace(lo, hi, n))
-    theta = np.concatenate(grids)
-    ll = loglik_points(theta, ks, ns, hs)
-    i = int(np.argmax(ll))
-    lo_b, hi_b = max(0.0, theta[i] - step), min(HALF_PI, theta[i] + step)
-    best = minimize_scalar(lambda t: -loglik1(t, ks, ns, hs), bounds=(lo_b, hi_b), method="bounded",
-                           options={"xatol": 1e-13 * max(1.0, kmax) / kmax})
-    t_hat, l_hat = (float(best.x), -float(best.fun)) if -best.fun >= ll[i] else (float(theta[i]), float(ll[i]))
-    dev = 2.0 * (l_hat - ll)
-    inside = np.flatnonzero(dev <= q)
-    if len(inside) == 0:  # the set is narrower than a grid step: it lies around t_hat
-        inside = np.array([i])
-    first, last = int(inside[0]), int(inside[-1])
-
-    def g(t: float) -> float:
-        return 2.0 * (l_hat - loglik1(t, ks, ns, hs)) - q
-
-    def end(j_in: int, j_out: int, t_in: float) -> float:
-        t_out = float(theta[j_out])
-        if abs(t_out - t_in) > 2 * step:  # the neighbour lies in another search interval: stop at the grid point
-            return t_in
-        return brentq(g, t_in, t_out, xtol=1e-15) if g(t_out) > 0 and g(t_in) <= 0 else t_in
-
-    t_low = min(float(theta[first]), t_hat)
-    t_high = max(float(theta[last]), t_hat)
-    if first > 0:
-        t_low = end(first, first - 1, t_low)
-    if last < len(theta) - 1:
-        t_high = end(last, last + 1, t_high)
-    keep = dev <= q + LOCALISE
-    keep[i] = True
-    plausible = plausible_runs(theta, keep, step, search)
-    return Interval(t_hat, t_low, t_high, plausible)
+    and the plausible set at q + LOCALISE (within ``search``: sorted, disjoint intervals), as an
+    :class:`Interval` (``pooled_interval`` of their :class:`Pool`)."""
+    return pooled_interval(Pool(rounds), q, search)
 
 
-def plausible_runs(theta: np.ndarray, keep: np.ndarray, step: float, search: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
-    """Maximal runs of kept grid points, each padded by one grid step, clipped to ``search``."""
-    out: list[tuple[float, float]] = []
-    idx = np.flatnonzero(keep)
-    if len(idx) == 0:
-        return search
-    breaks = np.flatnonzero(np.diff(theta[idx]) > 1.5 * step)
-    starts = np.concatenate(([0], breaks + 1))
-    ends = np.concatenate((breaks, [len(idx) - 1]))
-    for s, e in zip(starts, ends):
-        lo, hi = float(theta[idx[s]]) - step, float(theta[idx[e]]) + step
-        for a, b in search:
-            lo_c, hi_c = max(lo, a), min(hi, b)
-            if hi_c > lo_c:
-                out.append((lo_c, hi_c))
-    merged: list[tuple[float, float]] = []
-    for lo, hi in sorted(out):
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return tuple(merged)
+def pooled_interval(pool: Pool, q: float, search: tuple[tuple[float, float], ...] = ((0.0, HALF_PI),)) -> Interval:
+    """``likelihood_interval`` of the rounds pooled in ``pool``. The search set is gridded at
+    GRID_PER_PERIOD points per period pi / K_max; the maximiser and both ends are then refined
+    (Brent's minimiser and root finder) between grid points, all in one compiled loop
+    (``qbo.qmc.lr_kernel.interval``)."""
+    ks, ns, hs = pool.arrays()
+    t_hat, t_low, t_high, runs = interval(ks, ns, hs, np.array(search, dtype=float).reshape(-1, 2), q, LOCALISE,
+                                          GRID_PER_PERIOD)
+    return Interval(float(t_hat), float(t_low), float(t_high), tuple((float(lo), float(hi)) for lo, hi in runs))

@@ -60,7 +60,7 @@ from qbo import caches
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
-from qbo.qmc.lr_interval import HALF_PI, Interval, likelihood_interval
+from qbo.qmc.lr_interval import HALF_PI, Interval, Pool, likelihood_interval, pooled_interval
 from qbo.qmc.confidence import ThetaInterval
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
@@ -127,16 +127,10 @@ def _theta_half_width(theta: float, eps: float) -> float:
     return theta - math.acos(math.sqrt(2.0 * eps))
 
 
-def _information(rounds: tuple[Round, ...]) -> float:
-    """Fisher information on theta of all rounds: sum 4 K^2 shots (independent of theta)."""
-    return float(sum(4.0 * (2 * r.k + 1) ** 2 * r.shots for r in rounds))
-
-
-def _next_round(rounds: tuple[Round, ...], iv: Interval, eps: float, q: float, shots: int,
-                k_max: int | None) -> tuple[int, int]:
-    """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate."""
-    k_last = max(r.k for r in rounds)
-    info = _information(rounds)
+def _next_round(pool: Pool, iv: Interval, eps: float, q: float, shots: int, k_max: int | None) -> tuple[int, int]:
+    """(k, shots) of the next round (module docstring): ``_plan`` at the interval's estimate,
+    given every round so far pooled in ``pool``."""
+    k_last, info = pool.k_last, pool.information
     if q / _theta_half_width(iv.theta_hat, eps) ** 2 <= info or (
             SPLIT_RATIO > 0 and iv.theta_high - iv.theta_low > SPLIT_RATIO * 2.0 * math.sqrt(q / info)):
         return _split(iv.theta_low, iv.theta_high, q, k_last, shots, k_max)
@@ -264,16 +258,18 @@ def run_schedule(
     q = threshold(alpha)
     m = default_shots(alpha) if shots is None else shots
     new: list[Round] = []
-    iv = likelihood_interval(rounds, q, plausible) if rounds else None
+    pool = Pool(rounds)
+    iv = pooled_interval(pool, q, plausible) if rounds else None
     while len(new) < MAX_ROUNDS:
         if iv is not None:
             low, high, _ = iv.amplitude()
             if high - low <= 2 * eps * (1 + 1e-9):
                 break
             plausible = iv.plausible
-        k, n = _next_round(rounds + tuple(new), iv, eps, q, m, k_max) if iv is not None else (0, m)
+        k, n = _next_round(pool, iv, eps, q, m, k_max) if iv is not None else (0, m)
         new.append(sample(k, n))
-        iv = likelihood_interval(rounds + tuple(new), q, plausible)
+        pool.add(new[-1])
+        iv = pooled_interval(pool, q, plausible)
     return tuple(new), iv
 
 
@@ -391,9 +387,9 @@ def expected_refine_calls(state: LRState, eps: float) -> int:
     eps, alpha_j, _ = state.level(eps)
     if state.rounds and state.half_width <= eps * (1 + 1e-9):
         return 0
-    k_last = max((r.k for r in state.rounds), default=-1)
-    return _schedule_calls(state.theta_hat, eps, threshold(alpha_j), default_shots(alpha_j),
-                           _information(state.rounds), k_last)
+    pool = Pool(state.rounds)
+    return _schedule_calls(state.theta_hat, eps, threshold(alpha_j), default_shots(alpha_j), pool.information,
+                           pool.k_last)
 
 
 def refine_estimate(state: LRState, oracle: Oracle, executor: Executor, epsilon: float) -> tuple[Estimate, LRState]:
