@@ -25,12 +25,32 @@ Columns per row: honest calls (mean), MAE, coverage of the reported interval wit
 than 0.5 without ``diagnostics['floor_proven']`` (issue 24's done-when line; must be 0).
 ``--misses`` prints every uncovered run as it happens (amplitude, interval, the miss in units of the
 half-width, the method auto ran, MLAE's fitted nuisances) and every cheap stop (its interval,
-calls and ``budget_bound``). ``amplitudes`` per cell (default 30)
-drawn uniformly in (0.02, 0.98) from ``--seed``, one executor seed per amplitude and method.
+calls and ``budget_bound``).
+
+Seeds. ``amplitudes`` per cell (default 30) are drawn uniformly in (0.02, 0.98) from ``--seed``,
+the same in every cell. Each run's executor seed is drawn from
+``numpy.random.SeedSequence((seed, cell, method, budget, i))``: ``cell`` a hash of the snapshot
+and oracle names, ``method`` its index in ``METHODS``, ``budget`` the factor in thousandths, ``i``
+the amplitude's index (``executor_seed``). So every (cell, method, budget) row is an
+independent sample, and a row's runs do not depend on which other cells, methods or budgets
+ran with it: a grid run in parts gives the rows of the grid run whole. (Before 2026-11-27 the
+seed was ``seed * 100_003 + i`` plus a per-method offset, the same in every cell and at both
+budgets, so one unlucky draw at one amplitude showed as a miss in every cell whose noise models
+were alike: ``bench/results/noise_grid*.txt`` were run that way.)
+
+Running in parts. Each row is printed (and, with ``--csv``, appended to the file as one line,
+header first when the file is new) as soon as its (cell, method, budget) is done, also from
+``--jobs`` workers, so a grid stopped early keeps its finished rows; rerun with the same
+``--csv`` and the rows already there are skipped (the cell's ``iae+pad`` x1 run, which sets B,
+is always run). The columns do not record ``--amplitudes``, ``--eps``, ``--alpha`` or ``--seed``:
+keep one CSV per setting of those. ``--snapshots``, ``--oracles``, ``--methods`` and
+``--budgets`` select the grid, ``--cells 0-3,9`` the cells by index in the snapshots x oracles
+list they give (``--list-cells`` prints it); ``--summarise`` merges the parts' CSVs.
 
     python bench/noise_grid.py [--amplitudes 30] [--snapshots a,b] [--oracles bernoulli,entangled2]
                                [--methods iae+pad,iae+zne+rem,auto,mlae] [--budgets 1,10] [--eps 0.01]
-                               [--jobs 1] [--csv PATH] [--misses]
+                               [--cells 0-3,9] [--list-cells] [--jobs 1] [--csv PATH]
+                               [--misses]
     python bench/noise_grid.py --summarise part1.csv,part2.csv   # the summary of grids run in parts
 
 The summary (printed after the rows) gives, per method x budget, the cells, those meeting issue
@@ -43,6 +63,7 @@ rows whose method was capped under 1,000 calls by the budget itself).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import os
 import sys
@@ -53,7 +74,7 @@ import numpy as np
 from noise import (  # bench/noise.py: exact channels, binomial executor, Wilson bound
     DeviceModel, ExactBinomialExecutor, eps_for_budget, make_oracle, snapshot_of, wilson_lower,
 )
-from qbo.experiments.fanout import fan_out
+from qbo.experiments.fanout import check_workers, fan_out
 from qbo.mitigation import make_mitigation
 from qbo.qmc import IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import CalibrationAwareIAE
@@ -76,14 +97,22 @@ def capped(snapshot, eps: float, alpha: float, mitigation: str) -> CalibrationAw
     return CalibrationAwareIAE(iae, snapshot)
 
 
-def run_method(estimator, oracles: list, model: DeviceModel, seed: int, label: str = "") -> dict:
-    """One row: every oracle once, its own executor seed; with ``label`` (``--misses``), every
+def executor_seed(seed: int, snapshot: str, oracle: str, method: str, factor: float, i: int) -> int:
+    """The executor seed of one run (module docstring, Seeds): independent across cells, methods,
+    budgets and amplitudes, and the same whatever else the grid runs."""
+    cell = int.from_bytes(hashlib.sha256(f"{snapshot}|{oracle}".encode()).digest()[:8], "little")
+    entropy = (seed, cell, METHODS.index(method), int(round(factor * 1000)), i)
+    return int(np.random.SeedSequence(entropy).generate_state(2, np.uint64)[0])
+
+
+def run_method(estimator, oracles: list, model: DeviceModel, seeds: list[int], label: str = "") -> dict:
+    """One row: every oracle once, with its executor seed; with ``label`` (``--misses``), every
     uncovered run is printed (``miss_line``) under it, and every cheap stop with whether it
     names the caller's budget as the binding limit (``budget_bound``)."""
     errors, covered, widths, calls, reached, cheap = [], [], [], [], [], 0
     cpu = time.process_time()
     for i, oracle in enumerate(oracles):
-        out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=seed * 100_003 + i))
+        out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=seeds[i]))
         a = float(oracle.mean)
         errors.append(abs(out.value - a))
         covered.append(out.ci_low <= a <= out.ci_high)
@@ -125,45 +154,96 @@ def miss_line(label: str, a: float, out) -> str:
 
 
 def cell(item: tuple) -> list[dict]:
-    """All rows of one snapshot x oracle: (name, kind, amplitudes, methods, factors, eps, alpha, seed,
-    misses)."""
-    name, kind, amplitudes, methods, factors, eps, alpha, seed, misses = item
+    """The rows of one snapshot x oracle not in ``done``: (name, kind, amplitudes, methods, factors,
+    eps, alpha, seed, misses, csv, done). Each row is printed, and appended to ``csv`` (if any), as
+    soon as it is done (module docstring, Running in parts)."""
+    name, kind, amplitudes, methods, factors, eps, alpha, seed, misses, csv, done = item
     snapshot = snapshot_of(name)
     model = DeviceModel(snapshot)
     oracles = [grid_oracle(kind, float(a)) for a in amplitudes]
     for oracle in oracles:
         model.add(oracle)
     tag = lambda method, factor: f"{name} {kind} {method} x{factor:g}" if misses else ""  # noqa: E731
-    base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seed,
-                      tag("iae+pad", 1) if "iae+pad" in methods else "")
+    seeds = lambda method, factor: [executor_seed(seed, name, kind, method, factor, i)  # noqa: E731
+                                    for i in range(len(oracles))]
+    base = run_method(capped(snapshot, eps, alpha, "none"), oracles, model, seeds("iae+pad", 1),
+                      tag("iae+pad", 1) if "iae+pad" in methods and ("iae+pad", "x1") not in done else "")
     budget_1 = base["calls"]
     rows = []
     for factor in factors:
         budget = factor * budget_1
+        todo = [m for m in methods if (m, f"x{factor:g}") not in done]
+        if not todo:
+            continue
         if factor == 1:
             eps_pad = eps
         else:
             eps_pad = eps_for_budget(lambda e: capped(snapshot, e, alpha, "none"), budget,
                                      cost=lambda est: est.planned_calls(oracles[0]))
-        for method in methods:
+        for method in todo:
+            run = lambda est: run_method(est, oracles, model, seeds(method, factor), tag(method, factor))  # noqa: E731
             if method == "iae+pad":
-                row = base if factor == 1 else run_method(
-                    capped(snapshot, eps_pad, alpha, "none"), oracles, model, seed, tag(method, factor))
+                row = base if factor == 1 else run(capped(snapshot, eps_pad, alpha, "none"))
             elif method == "iae+zne+rem":
                 e = eps_for_budget(lambda e: capped(snapshot, e, alpha, "zne+rem"), budget,
                                    cost=lambda est: est.planned_calls(oracles[0]))
-                row = run_method(capped(snapshot, e, alpha, "zne+rem"), oracles, model, seed + 1, tag(method, factor))
+                row = run(capped(snapshot, e, alpha, "zne+rem"))
             elif method == "auto":
-                est = make_estimator("auto", eps_pad, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
-                row = run_method(est, oracles, model, seed + 2, tag(method, factor))
+                row = run(make_estimator("auto", eps_pad, alpha, snapshot=snapshot, max_calls=max(1, int(budget))))
             elif method == "mlae":
-                est = make_estimator("mlae", 1e-4, alpha, snapshot=snapshot, max_calls=max(1, int(budget)))
-                row = run_method(est, oracles, model, seed + 3, tag(method, factor))
+                row = run(make_estimator("mlae", 1e-4, alpha, snapshot=snapshot, max_calls=max(1, int(budget))))
             else:
                 raise ValueError(f"method must be one of {', '.join(METHODS)}, got '{method}'")
-            rows.append({"snapshot": name, "oracle": kind, "qubits": oracles[0].num_qubits, "method": method,
-                         "budget": f"x{factor:g}", "target_calls": budget, **row})
+            row = {"snapshot": name, "oracle": kind, "qubits": oracles[0].num_qubits, "method": method,
+                   "budget": f"x{factor:g}", "target_calls": budget, **row}
+            print(line(row), flush=True)
+            if csv:
+                append_row(csv, row)
+            rows.append(row)
     return rows
+
+
+def append_row(path: str, row: dict) -> None:
+    """One CSV line in one ``write`` on a file opened for appending: rows from several workers
+    never interleave, and a grid killed mid-row leaves no part of it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (",".join(str(row[c]) for c in COLUMNS) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def start_csv(path: str) -> set[tuple[str, str, str, str]]:
+    """The (snapshot, oracle, method, budget) rows already in ``path``; a new or empty file gets the
+    header (atomically). A file with another header is bad input (ValueError)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(",".join(COLUMNS) + "\n")
+        os.replace(tmp, path)
+        return set()
+    with open(path) as fh:
+        head = fh.readline().strip()
+    if head != ",".join(COLUMNS):
+        raise ValueError(f"--csv: expected a grid CSV with header '{','.join(COLUMNS)}', got '{head[:80]}' in {path}")
+    return {(r["snapshot"], r["oracle"], r["method"], r["budget"]) for r in read_rows(path)}
+
+
+def parse_cells(text: str, count: int) -> list[int]:
+    """``0-3,9``: cell indices in 0..count-1 (ValueError naming the value otherwise)."""
+    picked: list[int] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        lo, _, hi = part.partition("-")
+        try:
+            a, b = int(lo), int(hi or lo)
+        except ValueError:
+            raise ValueError(f"--cells: expected indices or ranges like 0-3,9, got '{part}'") from None
+        if not 0 <= a <= b < count:
+            raise ValueError(f"--cells: expected indices in 0..{count - 1}, got '{part}'")
+        picked.extend(i for i in range(a, b + 1) if i not in picked)
+    if not picked:
+        raise ValueError(f"--cells: expected indices or ranges like 0-3,9, got '{text}'")
+    return picked
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -231,50 +311,82 @@ def main() -> None:
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--budgets", default="1,10", help="multiples of B (the default device IAE's calls at --eps)")
+    parser.add_argument("--cells", default=None, help="cell indices in the snapshots x oracles list, e.g. 0-3,9")
+    parser.add_argument("--list-cells", action="store_true", help="print the cells with their indices and stop")
     parser.add_argument("--eps", type=float, default=0.01)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="local Dask workers for the cells (qbo.experiments.fanout)")
-    parser.add_argument("--csv", default=None, help="also write every row to this CSV file (atomic)")
+    parser.add_argument("--csv", default=None,
+                        help="append every row to this CSV as it is done; rows already there are skipped")
     parser.add_argument("--misses", action="store_true",
                         help="print every uncovered run (amplitude, interval, miss in half-widths, fit) as it happens")
     parser.add_argument("--summarise", default=None,
                         help="only print the summary of these --csv files or printed tables (comma-separated)")
     args = parser.parse_args()
-    if args.summarise:
-        rows = [r for path in args.summarise.split(",") for r in read_rows(path)]
-        print(f"summary of {args.summarise}: {len(rows)} rows")
-        print("\n".join(summary(rows)))
-        return
-    methods = [m for m in args.methods.split(",") if m]
-    for m in methods:
-        if m not in METHODS:
-            print(f"--methods: expected names from {', '.join(METHODS)}, got '{m}'", file=sys.stderr)
-            raise SystemExit(2)
-    factors = [float(f) for f in args.budgets.split(",")]
+    try:
+        if args.summarise:
+            rows = [r for path in args.summarise.split(",") for r in read_rows(path)]
+            print(f"summary of {args.summarise}: {len(rows)} rows")
+            print("\n".join(summary(rows)))
+            return
+        methods, oracles = choose(args.methods, METHODS, "--methods"), choose(args.oracles, ORACLES, "--oracles")
+        snapshots = [s for s in args.snapshots.split(",") if s]
+        factors = [budget_factor(f) for f in args.budgets.split(",") if f]
+        if not snapshots or not factors or args.amplitudes < 1:
+            raise ValueError(f"--snapshots, --budgets and --amplitudes (>= 1) must not be empty, got "
+                             f"'{args.snapshots}', '{args.budgets}', {args.amplitudes}")
+        try:
+            check_workers(args.jobs)
+        except ValueError as exc:
+            raise ValueError(f"--jobs: {exc}") from None
+        cells = [(s, o) for s in snapshots for o in oracles]
+        if args.list_cells:
+            print("\n".join(f"{i:3d} {s} {o}" for i, (s, o) in enumerate(cells)))
+            return
+        if args.cells is not None:
+            cells = [cells[i] for i in parse_cells(args.cells, len(cells))]
+        csv = os.path.abspath(args.csv) if args.csv else None  # workers append to it wherever they run
+        done = start_csv(csv) if csv else set()
+    except (ValueError, OSError) as exc:
+        print(str(exc).splitlines()[0], file=sys.stderr)
+        raise SystemExit(2) from None
     amplitudes = np.random.default_rng(args.seed).uniform(0.02, 0.98, args.amplitudes)
-    cells = [(s, o) for s in args.snapshots.split(",") for o in args.oracles.split(",")]
-    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed, args.misses) for s, o in cells]
+    work = [(s, o, amplitudes, methods, factors, args.eps, args.alpha, args.seed, args.misses, csv,
+             frozenset((m, b) for s_, o_, m, b in done if (s_, o_) == (s, o))) for s, o in cells]
     start = time.perf_counter()
     print(f"noise grid: {len(cells)} cells x {len(methods)} methods x budgets {factors} x B, {args.amplitudes} amplitudes, "
           f"eps={args.eps}, alpha={args.alpha}, seed={args.seed}; B = mean calls of iae+pad at eps; "
-          f"cheap = width > 0.5 after < 1000 calls without a proven floor", flush=True)
+          f"cheap = width > 0.5 after < 1000 calls without a proven floor; {len(done)} rows already in the CSV",
+          flush=True)
     print(header(), flush=True)
-    rows: list[dict] = []
     results = map(cell, work) if args.jobs <= 1 else fan_out(cell, work, workers=args.jobs)
-    for (s, o), cell_rows in zip(cells, results):
-        for r in cell_rows:
-            print(line(r), flush=True)
-        rows.extend(cell_rows)
+    rows = [r for cell_rows in results for r in cell_rows]
     print(f"total {time.perf_counter() - start:.0f} s wall", flush=True)
-    print("\n".join(summary(rows)), flush=True)
-    if args.csv:
-        tmp = f"{args.csv}.tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            fh.write(",".join(COLUMNS) + "\n")
-            for r in rows:
-                fh.write(",".join(str(r[c]) for c in COLUMNS) + "\n")
-        os.replace(tmp, args.csv)
+    if csv:
+        rows = read_rows(csv)
+        print(f"summary of {args.csv}: {len(rows)} rows", flush=True)
+    print("\n".join(summary(rows)) if rows else "no rows", flush=True)
+
+
+def choose(text: str, names: tuple[str, ...], option: str) -> list[str]:
+    picked = [m for m in text.split(",") if m]
+    for m in picked:
+        if m not in names:
+            raise ValueError(f"{option}: expected names from {', '.join(names)}, got '{m}'")
+    if not picked:
+        raise ValueError(f"{option}: expected names from {', '.join(names)}, got '{text}'")
+    return picked
+
+
+def budget_factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"--budgets: expected positive multiples of B like 1,10, got '{text}'")
+    return value
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 The grid (``bench/noise_grid.py``) runs each amplitude once; a miss there says little about
 whether that amplitude is one where the interval under-covers. This runs ``--seeds`` executor
 seeds at each of ``--amplitudes`` on one snapshot x oracle and prints, per amplitude, the
-misses, the coverage with its Wilson 95% lower bound, the runs that stopped under ``--early``
-honest calls and the misses among them, the runs reporting ``reached_epsilon`` and the misses
-among them, the mean calls, and the mean |estimate - a| in units of the reported half-width.
+misses, the coverage with its Wilson 95% interval (to hold against the nominal 1 - alpha), the
+runs that stopped under ``--early`` honest calls and the misses among them, the runs reporting
+``reached_epsilon`` and the misses among them, the mean calls, and the mean |estimate - a| in
+units of the reported half-width. Executor seeds are ``--seed-base`` + 0, 1, ...
 Same exact channels and binomial sampling as the grid (``bench/noise.py``); the estimator is
 ``make_estimator(method, eps, alpha, snapshot=..., max_calls=budget)``, as the grid runs ``auto``
 (the grid runs ``mlae`` at eps 1e-4: pass ``--eps 1e-4`` for its rows).
@@ -37,6 +38,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--amplitudes", required=True, help="comma-separated amplitudes in (0, 1)")
     parser.add_argument("--early", type=int, default=200, help="a run under this many calls counts as an early stop")
+    parser.add_argument("--seed-base", type=int, default=7_000_000,
+                        help="executor seeds are seed-base + 0 .. seeds - 1")
     args = parser.parse_args()
     amps = [float(x) for x in args.amplitudes.split(",") if x]
     snapshot = snapshot_of(args.snapshot)
@@ -46,15 +49,16 @@ def main() -> None:
         model.add(oracle)
     estimator = make_estimator(args.method, args.eps, args.alpha, snapshot=snapshot, max_calls=max(1, int(args.budget)))
     print(f"{args.snapshot} {args.oracle} {args.method} max_calls {args.budget:.0f} eps {args.eps}: "
-          f"{args.seeds} executor seeds per amplitude; early = under {args.early} calls", flush=True)
-    print(f"{'a':>7s} {'miss':>5s} {'cover':>6s} {'Wilson':>6s} {'early':>5s} {'miss|early':>10s} "
+          f"{args.seeds} executor seeds per amplitude from {args.seed_base}; nominal coverage {1 - args.alpha:.1%}; "
+          f"early = under {args.early} calls", flush=True)
+    print(f"{'a':>7s} {'miss':>5s} {'cover':>6s} {'Wilson 95%':>15s} {'early':>5s} {'miss|early':>10s} "
           f"{'reached':>7s} {'miss|rch':>8s} {'mean calls':>10s} {'|err|/half':>10s} {'CPU s':>6s}", flush=True)
     for a, oracle in zip(amps, oracles):
         cpu = time.process_time()
         miss = early = miss_early = reached = miss_reached = 0
         calls, rel = [], []
         for s in range(args.seeds):
-            out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=7_000_000 + s))
+            out = estimator.estimate(oracle, ExactBinomialExecutor(model, seed=args.seed_base + s))
             hit = out.ci_low <= oracle.mean <= out.ci_high
             short = out.oracle_calls < args.early
             miss += not hit
@@ -65,7 +69,8 @@ def main() -> None:
             calls.append(out.oracle_calls)
             half = 0.5 * (out.ci_high - out.ci_low)
             rel.append(abs(out.value - oracle.mean) / half if half > 0 else np.inf)
-        print(f"{a:7.4f} {miss:5d} {1 - miss / args.seeds:6.1%} {wilson_lower(args.seeds - miss, args.seeds):6.1%} "
+        wilson = f"[{wilson_lower(args.seeds - miss, args.seeds):6.1%}, {1 - wilson_lower(miss, args.seeds):6.1%}]"
+        print(f"{a:7.4f} {miss:5d} {1 - miss / args.seeds:6.1%} {wilson} "
               f"{early:5d} {miss_early:10d} {reached:7d} {miss_reached:8d} {np.mean(calls):10.0f} {np.mean(rel):10.2f} "
               f"{time.process_time() - cpu:6.0f}", flush=True)
 
