@@ -130,8 +130,8 @@ class Job:
         """What determines the job's results (the setting does not: a tuned pick equal to the
         theory configuration reuses its runs; nor does the placement at spread 1, where centred
         and top are one problem, f' = f, so the two cells share their runs)."""
-        return ("centred" if self.spread == 1 else self.placement, self.spread, self.algorithm, self.options, self.horizon, self.first, self.count,
-                self.readouts)
+        placement = "centred" if self.spread == 1 else self.placement  # the problem's name is not in a row
+        return (placement, self.spread, self.algorithm, self.options, self.horizon, self.first, self.count, self.readouts)
 
 
 def regret_at(calls: np.ndarray, regret: np.ndarray, points: np.ndarray) -> np.ndarray:

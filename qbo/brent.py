@@ -21,14 +21,14 @@ import numpy as np
 
 from qbo.compiling import jit
 
-__all__ = ["BEST_F", "BEST_X", "PROPOSED", "ROOT", "STATE_SIZE", "brent_next", "brent_start", "brent_told",
+__all__ = ["BEST_F", "BEST_X", "GOLDEN", "PROPOSED", "ROOT", "STATE_SIZE", "brent_next", "brent_start", "brent_told",
            "zero_next", "zero_start", "zero_told"]
 
 STATE_SIZE = 12
 # the minimiser's state: the bracket [a, b], the best point x, the second and third best w and
 # v, their values, the last two steps d and e, the point proposed u, the tolerance
 _A, _B, BEST_X, _W, _V, BEST_F, _FW, _FV, _D, _E, PROPOSED, _TOL = range(STATE_SIZE)
-_GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # (3 - sqrt 5) / 2, the golden section of Brent's steps
+GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # (3 - sqrt 5) / 2, the golden section of Brent's steps
 # the root finder's state: the last point a, the best point b (ROOT), the contrapoint c (the
 # root lies between b and c), their values, the last two steps d and e, the tolerance; the
 # point proposed is PROPOSED as above
@@ -72,7 +72,7 @@ def brent_next(st: np.ndarray) -> bool:
                 d = tol if x < mid else -tol
     if not parabola:
         e = (b - x) if x < mid else (a - x)
-        d = _GOLDEN * e
+        d = GOLDEN * e
     if abs(d) >= tol:
         u = x + d
     else:

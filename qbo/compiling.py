@@ -9,6 +9,11 @@ releasing the lock, so the raise leaves numba's state clean; it is registered at
 any other listener of that event, which therefore may miss the end event of a compile that
 raised. Main thread only: signals are delivered there (a main thread waiting for the lock that
 a worker's compile holds still waits, its signals with it).
+
+numba's disk cache is checked against the file of the function compiled only: a kernel that
+calls a compiled function of another module (``qbo.brent``'s searches, ``kernel_value``)
+keeps the callee's old code after that module alone is edited. A developer editing such a
+callee removes the ``*.nbi``/``*.nbc`` files under ``__pycache__``; a fresh install has none.
 """
 
 from __future__ import annotations

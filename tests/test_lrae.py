@@ -285,3 +285,8 @@ def test_compiled_interval_agrees_with_scipys_brent_on_random_rounds():
         assert abs(iv.theta_low - low) <= 1e-13 and abs(iv.theta_high - high) <= 1e-13, (c, iv, low, high)
         assert loglik_point(iv.theta_hat, ks, ns, hs) >= l_hat - 1e-9 * q, c
         assert iv.theta_low <= iv.theta_hat <= iv.theta_high
+
+
+def test_an_empty_search_set_is_named():
+    with pytest.raises(ValueError, match="search set"):
+        likelihood_interval((Round(0, 10, 3),), threshold(0.05), ())

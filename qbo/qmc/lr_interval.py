@@ -103,6 +103,8 @@ def pooled_interval(pool: Pool, q: float, search: tuple[tuple[float, float], ...
     GRID_PER_PERIOD points per period pi / K_max; the maximiser and both ends are then refined
     (Brent's minimiser and root finder) between grid points, all in one compiled loop
     (``qbo.qmc.lr_kernel.interval``)."""
+    if not search:
+        raise ValueError("the search set of a likelihood-ratio interval must hold at least one interval")
     ks, ns, hs = pool.arrays()
     t_hat, t_low, t_high, runs = interval(ks, ns, hs, np.array(search, dtype=float).reshape(-1, 2), q, LOCALISE,
                                           GRID_PER_PERIOD)

@@ -15,14 +15,13 @@ import math
 
 import numpy as np
 
-from qbo.brent import (BEST_F, BEST_X, PROPOSED, ROOT, STATE_SIZE, brent_next, brent_start, brent_told, zero_next,
-                       zero_start, zero_told)
+from qbo.brent import (BEST_F, BEST_X, GOLDEN, PROPOSED, ROOT, STATE_SIZE, brent_next, brent_start, brent_told,
+                       zero_next, zero_start, zero_told)
 from qbo.compiling import COMPILED, jit
 
-__all__ = ["COMPILED", "loglik_point", "loglik_points"]
+__all__ = ["COMPILED", "interval", "loglik_point", "loglik_points"]
 
 TINY = 1e-300
-GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))  # the golden-section point of a bracket, where the maximiser starts
 SQRT_EPS = math.sqrt(2.220446049250313e-16)  # the maximiser's relative tolerance
 
 
@@ -50,7 +49,6 @@ def _loglik_points(theta: np.ndarray, ks: np.ndarray, ns: np.ndarray, hs: np.nda
 
 
 loglik_points = jit(_loglik_points)
-
 
 
 def _maximise(lo: float, hi: float, xtol: float, ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> tuple[float, float]:
@@ -91,7 +89,7 @@ boundary = jit(_boundary)
 
 
 def _set_end(t_in: float, t_out: float, step: float, l_hat: float, q: float, ks: np.ndarray, ns: np.ndarray,
-         hs: np.ndarray) -> float:
+             hs: np.ndarray) -> float:
     """The set's end beyond ``t_in`` towards the grid neighbour ``t_out``: Brent's root where the
     deviation changes sign between them, else ``t_in`` (also where ``t_out`` lies in another
     search interval, more than two steps away)."""
@@ -186,5 +184,6 @@ def _interval(ks: np.ndarray, ns: np.ndarray, hs: np.ndarray, search: np.ndarray
             merged[used, 0], merged[used, 1] = runs[j, 0], runs[j, 1]
             used += 1
     return t_hat, t_low, t_high, merged[:used].copy()
+
 
 interval = jit(_interval)
