@@ -50,9 +50,17 @@ def test_two_concurrent_resumes_one_proceeds_one_exits_2(tmp_path):
     deadline = time.monotonic() + 60
     while str(one.pid) not in (lock.read_text() if lock.exists() else ""):
         assert time.monotonic() < deadline and one.poll() is None, one.communicate()
-        time.sleep(0.05)
-    two = start_cli("run", "--resume", "R", cwd=cwd)
-    _, err_two = two.communicate(timeout=120)
+        time.sleep(0.01)
+    # hold the first resume where it is (alive, its lock held) while the second starts: with
+    # fast learners its remaining work took less than an interpreter's start-up, and the
+    # second then found the run finished (CI dry run, 2026-11-27)
+    one.send_signal(signal.SIGSTOP)
+    try:
+        assert one.poll() is None, "the first resume finished before it could be held"
+        two = start_cli("run", "--resume", "R", cwd=cwd)
+        _, err_two = two.communicate(timeout=120)
+    finally:
+        one.send_signal(signal.SIGCONT)
     _, err_one = one.communicate(timeout=300)
     assert one.returncode == 0, err_one.decode()
     assert two.returncode == 2
