@@ -74,12 +74,12 @@ def _deviation(t: float, l_hat: float, q: float, ks: np.ndarray, ns: np.ndarray,
 deviation = jit(_deviation)
 
 
-def _boundary(t_in: float, t_out: float, l_hat: float, q: float, xtol: float, ks: np.ndarray, ns: np.ndarray,
-              hs: np.ndarray) -> float:
-    """The theta between ``t_in`` (deviation <= 0) and ``t_out`` (> 0) where the deviation
-    crosses 0, to ``xtol`` plus 4 ulp: ``qbo.brent``'s root finder."""
+def _boundary(t_in: float, f_in: float, t_out: float, f_out: float, l_hat: float, q: float, xtol: float,
+              ks: np.ndarray, ns: np.ndarray, hs: np.ndarray) -> float:
+    """The theta between ``t_in`` (deviation ``f_in`` <= 0) and ``t_out`` (``f_out`` > 0) where
+    the deviation crosses 0, to ``xtol`` plus 4 ulp: ``qbo.brent``'s root finder."""
     st = np.empty(STATE_SIZE)
-    zero_start(st, t_in, deviation(t_in, l_hat, q, ks, ns, hs), t_out, deviation(t_out, l_hat, q, ks, ns, hs), xtol)
+    zero_start(st, t_in, f_in, t_out, f_out, xtol)
     while zero_next(st):
         zero_told(st, deviation(st[PROPOSED], l_hat, q, ks, ns, hs))
     return st[ROOT]
@@ -95,8 +95,11 @@ def _set_end(t_in: float, t_out: float, step: float, l_hat: float, q: float, ks:
     search interval, more than two steps away)."""
     if abs(t_out - t_in) > 2.0 * step:
         return t_in
-    if deviation(t_out, l_hat, q, ks, ns, hs) > 0.0 and deviation(t_in, l_hat, q, ks, ns, hs) <= 0.0:
-        return boundary(t_in, t_out, l_hat, q, 1e-15, ks, ns, hs)
+    f_out = deviation(t_out, l_hat, q, ks, ns, hs)
+    if f_out > 0.0:
+        f_in = deviation(t_in, l_hat, q, ks, ns, hs)
+        if f_in <= 0.0:
+            return boundary(t_in, f_in, t_out, f_out, l_hat, q, 1e-15, ks, ns, hs)
     return t_in
 
 
