@@ -75,6 +75,7 @@ from noise import (  # bench/noise.py: exact channels, binomial executor, Wilson
     DeviceModel, ExactBinomialExecutor, eps_for_budget, make_oracle, snapshot_of, wilson_lower,
 )
 from qbo.experiments.fanout import check_workers, fan_out
+from qbo.files import append_text_line, write_text_atomic
 from qbo.mitigation import make_mitigation
 from qbo.qmc import IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import CalibrationAwareIAE
@@ -204,23 +205,17 @@ def cell(item: tuple) -> list[dict]:
 
 
 def append_row(path: str, row: dict) -> None:
-    """One CSV line in one ``write`` on a file opened for appending: rows from several workers
-    never interleave, and a grid killed mid-row leaves no part of it."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, (",".join(str(row[c]) for c in COLUMNS) + "\n").encode())
-    finally:
-        os.close(fd)
+    """One CSV line in one ``write`` on a file opened for appending (``qbo.files.append_text_line``):
+    rows from several workers never interleave, and a grid killed mid-row leaves a torn line
+    that the next append cuts off."""
+    append_text_line(path, ",".join(str(row[c]) for c in COLUMNS))
 
 
 def start_csv(path: str) -> set[tuple[str, str, str, str]]:
     """The (snapshot, oracle, method, budget) rows already in ``path``; a new or empty file gets the
     header (atomically). A file with another header is bad input (ValueError)."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            fh.write(",".join(COLUMNS) + "\n")
-        os.replace(tmp, path)
+        write_text_atomic(path, ",".join(COLUMNS) + "\n")
         return set()
     with open(path) as fh:
         head = fh.readline().strip()

@@ -9,6 +9,7 @@
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
   the next append cuts it off first, and ``read_lines`` skips it. Any other line that is
   not a JSON object is damage: ``read_lines`` refuses it (``BadFile``, naming the line).
+  ``append_text_line`` is the same append for any one line (bench/noise_grid.py's CSV rows).
 - ``uninterrupted`` and ``interruptible`` (issue 25): under ``interruptible`` (the CLI's
   entry point), SIGINT and SIGTERM raise ``Interrupted`` in the main thread, but never inside
   a ``with uninterrupted:`` block: a signal there is held until the block ends, so a write and
@@ -397,10 +398,20 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = False) -> None:
     """Append ``entry`` as one JSON line; with ``fsync``, it is on disk when this returns."""
+    append_text_line(path, json.dumps(entry, separators=(",", ":")), fsync)
+
+
+def append_text_line(path: str | os.PathLike, line: str, fsync: bool = False) -> None:
+    """Append ``line`` (no newline in it) and a newline in one ``write`` (appenders never
+    interleave), uninterrupted by Ctrl-C, after cutting off a torn last line that a killed
+    writer left; with ``fsync``, it is on disk when this returns. ``append_line`` writes JSON
+    lines with it, bench/noise_grid.py CSV rows."""
+    if "\n" in line or "\r" in line:
+        raise ValueError(f"line must be one line, got {line[:80]!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
-    data = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+    data = (line + "\n").encode()
     with uninterrupted:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:

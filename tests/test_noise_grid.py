@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from qbo.files import append_text_line
 from tests.support.bench import BENCH, bench_module
 
 
@@ -83,3 +84,24 @@ def test_rows_are_appended_as_done_and_skipped_when_rerun(grid, tmp_path, capsys
     assert len(back) == 1 and back[0]["calls"] == rows[0]["calls"] and back[0]["coverage"] == rows[0]["coverage"]
     assert grid.cell((*item, frozenset({("auto", "x1")}))) == []
     assert len(grid.read_rows(csv)) == 1
+
+
+def test_a_row_torn_by_a_killed_grid_is_cut_off_by_the_next_append(grid, tmp_path):
+    """Rows go through ``qbo.files.append_text_line`` (the journals' append): a torn last line
+    is cut before the next row, so the CSV reads back whole."""
+    csv = str(tmp_path / "grid.csv")
+    grid.start_csv(csv)
+    row = {c: i for i, c in enumerate(grid.COLUMNS)} | {"snapshot": "fake_fez", "oracle": "bernoulli",
+                                                        "method": "mlae", "budget": "x1"}
+    grid.append_row(csv, row)
+    with open(csv, "a") as fh:
+        fh.write("fake_fez,bernoulli,1,auto")  # a kill mid-row
+    grid.append_row(csv, row | {"budget": "x10"})
+    assert [r["budget"] for r in grid.read_rows(csv)] == ["x1", "x10"]
+    assert grid.start_csv(csv) == {("fake_fez", "bernoulli", "mlae", "x1"), ("fake_fez", "bernoulli", "mlae", "x10")}
+
+
+def test_a_line_with_a_newline_is_not_appended(tmp_path):
+    with pytest.raises(ValueError, match="one line"):
+        append_text_line(tmp_path / "f.csv", "a\nb")
+    assert not (tmp_path / "f.csv").exists()
