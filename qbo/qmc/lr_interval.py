@@ -26,6 +26,12 @@ LOCALISE = 30.0  # extra 2 log-likelihood kept in the plausible set beyond the i
 GRID_PER_PERIOD = 24  # grid points per period pi / K of the deepest power when the set is searched
 
 
+def shot_information(big_k: int) -> float:
+    """The Fisher information on theta of one shot at power K = 2k + 1: 4 K^2, whatever theta
+    (p_K = sin^2(K theta): the Fisher information of Suzuki et al. 2020's likelihood, one power)."""
+    return 4.0 * big_k * big_k
+
+
 class Pool:
     """Counts pooled per power K = 2k + 1, added round by round, with the Fisher information on
     theta (sum 4 K^2 shots, independent of theta) and the deepest k: what an interval and the
@@ -43,7 +49,7 @@ class Pool:
         n_h = self._acc.setdefault(big_k, [0, 0])
         n_h[0] += r.shots
         n_h[1] += r.ones
-        self.information += 4.0 * big_k ** 2 * r.shots
+        self.information += shot_information(big_k) * r.shots
         self.k_last = max(self.k_last, r.k)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -60,7 +60,7 @@ from qbo import caches
 from qbo.execution.base import Executor
 from qbo.oracles.base import Oracle
 from qbo.qmc.base import CostCache, check_accuracy, run_round, to_estimate, unit_epsilon, without_device_model
-from qbo.qmc.lr_interval import HALF_PI, Interval, Pool, likelihood_interval, pooled_interval
+from qbo.qmc.lr_interval import HALF_PI, Interval, Pool, likelihood_interval, pooled_interval, shot_information
 from qbo.qmc.confidence import ThetaInterval
 from qbo.qmc.progress import Tracker
 from qbo.qmc.result import Estimate, Round
@@ -169,13 +169,13 @@ def _plan(theta: float, eps: float, q: float, info: float, k_last: int, shots: i
     if k_max is not None:
         big_cap = min(big_cap, 2 * k_max + 1)
     missing = max(q / (w * w) - info, TOP_UP * info)
-    if missing <= 4.0 * shots * big_last * big_last or big_cap <= big_last:
-        return k_last, max(1, math.ceil(share * missing / (4.0 * big_last * big_last)))
+    if missing <= shots * shot_information(big_last) or big_cap <= big_last:
+        return k_last, max(1, math.ceil(share * missing / shot_information(big_last)))
     low = max(big_last + 2, int(big_cap / PHASE_SLACK))
     big_k = _phase_power(theta, low, big_cap)
-    n = math.ceil(missing / (4.0 * big_k * big_k))
+    n = math.ceil(missing / shot_information(big_k))
     if n <= shots:
-        return (big_k - 1) // 2, max(1, math.ceil(share * missing / (4.0 * big_k * big_k)))
+        return (big_k - 1) // 2, max(1, math.ceil(share * missing / shot_information(big_k)))
     return (big_k - 1) // 2, shots
 
 
@@ -315,7 +315,7 @@ def _model_rounds(theta: float, eps: float, q: float, m: int, info: float = 0.0,
     while info < need * (1 - 1e-12):
         k, n = (0, m) if k_last < 0 else _plan(theta, eps, q, info, k_last, m, k_max, FINAL_SHARE)
         big_k = 2 * k + 1
-        info += 4.0 * big_k * big_k * n
+        info += shot_information(big_k) * n
         k_last = max(k_last, k)
         yield k, n
 
