@@ -35,6 +35,7 @@ import numpy as np
 
 from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
+from qbo.algorithms.gp_ucb_refit import grown
 from qbo.algorithms.gp_ucb_schedule import growth_at
 from qbo.algorithms.jit import draw_reward, jit
 from qbo.algorithms.lengthscale.bounds import KERNEL_NU
@@ -98,14 +99,13 @@ class BalancedStepper(ArmSumsStepper):
         stats.W, stats.b, stats.n = self._n.copy(), self._sum.copy(), self.rounds
         Sigma, mu, var, sd = fitted(self.factory, theta, stats).buffers()
         if k == self._cand.shape[0]:
-            self._cand = np.concatenate([self._cand, np.zeros((max(k, 4), 6))])
+            self._cand = grown(self._cand, (k + max(k, 4), 6))
         used = {int(row[SLOT]) for row in self._cand[:k] if row[ACTIVE] != 0.0}
         slot = min(set(range(len(used) + 1)) - used)  # memory: the active candidates' arrays only
         if slot == self._Sigma.shape[0]:
             grow = max(2 * slot, 4)
-            self._Sigma = np.concatenate([self._Sigma, np.zeros((grow - slot, *Sigma.shape))])
-            self._mu, self._var, self._sd = (np.concatenate([a, np.zeros((grow - slot, a.shape[1]))])
-                                             for a in (self._mu, self._var, self._sd))
+            self._Sigma = grown(self._Sigma, (grow, *Sigma.shape))
+            self._mu, self._var, self._sd = (grown(a, (grow, a.shape[1])) for a in (self._mu, self._var, self._sd))
         self._Sigma[slot], self._mu[slot], self._var[slot], self._sd[slot] = Sigma, mu, var, sd
         self._cand[k] = (theta, 0.0, 0.0, 0.0, 1.0, float(slot))
         self._state[INTRODUCED], self._state[PENDING] = k + 1, 0.0

@@ -47,6 +47,7 @@ import numpy as np
 
 from qbo.algorithms.compiled import ArmSumsStepper, RewardTable
 from qbo.algorithms.gp_ucb_kernel import beta_at, beta_params
+from qbo.algorithms.gp_ucb_refit import grown_rows
 from qbo.algorithms.jit import draw_reward, jit
 
 __all__ = ["CholeskyStepper"]
@@ -89,18 +90,10 @@ class CholeskyStepper(ArmSumsStepper):
         self._grow(16)
 
     def _grow(self, cap: int) -> None:
-        """Room for ``cap`` observed arms: V and K's rows (cap x m), L (cap x cap), per row
-        arm, weight and weighted sum, and the downdate's scratch."""
-        m = self._mu.shape[0]
-
-        def grown(old: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-            new = np.zeros(shape, dtype=old.dtype)
-            new[tuple(slice(0, n) for n in old.shape)] = old
-            return new
-
-        self._V, self._K = grown(self._V, (cap, m)), grown(self._K, (cap, m))
-        self._L = grown(self._L, (cap, cap))
-        self._arm_of, self._W, self._b = grown(self._arm_of, (cap,)), grown(self._W, (cap,)), grown(self._b, (cap,))
+        """Room for ``cap`` observed arms (``gp_ucb_refit.grown_rows``: V and K's rows, L, per row
+        arm, weight and weighted sum) and the downdate's scratch."""
+        self._V, self._K, self._L, self._arm_of, self._W, self._b = grown_rows(cap, self._V, self._K, self._L,
+                                                                               self._arm_of, self._W, self._b)
         self._scratch = np.zeros((max(cap, 7), cap + 1))  # the downdate's q, g, d, beta, coef, 1/d, sums; a rebuild's A
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
