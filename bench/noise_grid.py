@@ -75,7 +75,7 @@ from noise import (  # bench/noise.py: exact channels, binomial executor, Wilson
     DeviceModel, ExactBinomialExecutor, eps_for_budget, make_oracle, snapshot_of, wilson_lower,
 )
 from qbo.experiments.fanout import check_workers, fan_out
-from qbo.files import append_text_line, write_text_atomic
+from qbo.files import append_text_line, cut_torn_line, write_text_atomic
 from qbo.mitigation import make_mitigation
 from qbo.qmc import IterativeAmplitudeEstimation, make_estimator
 from qbo.qmc.capped import CalibrationAwareIAE
@@ -205,18 +205,20 @@ def cell(item: tuple) -> list[dict]:
 
 
 def append_row(path: str, row: dict) -> None:
-    """One CSV line in one ``write`` on a file opened for appending (``qbo.files.append_text_line``):
-    rows from several workers never interleave, and a grid killed mid-row leaves a torn line
-    that the next append cuts off."""
-    append_text_line(path, ",".join(str(row[c]) for c in COLUMNS))
+    """One CSV line in one ``write`` on a file opened for appending (``qbo.files.append_text_line``,
+    ``shared``): rows from several workers never interleave, and the file must exist
+    (``start_csv`` made it)."""
+    append_text_line(path, ",".join(str(row[c]) for c in COLUMNS), shared=True)
 
 
 def start_csv(path: str) -> set[tuple[str, str, str, str]]:
     """The (snapshot, oracle, method, budget) rows already in ``path``; a new or empty file gets the
-    header (atomically). A file with another header is bad input (ValueError)."""
+    header (atomically). A last row torn by a killed grid is cut off first, so that row runs
+    again. A file with another header, or a row that does not parse, is bad input (ValueError)."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         write_text_atomic(path, ",".join(COLUMNS) + "\n")
         return set()
+    cut_torn_line(path)
     with open(path) as fh:
         head = fh.readline().strip()
     if head != ",".join(COLUMNS):
@@ -274,7 +276,13 @@ def read_rows(path: str) -> list[dict]:
     text = {"snapshot", "oracle", "method", "budget"}
     with open(path) as fh:
         if path.endswith(".csv"):
-            return [{k: (v if k in text else float(v)) for k, v in row.items()} for row in csv.DictReader(fh)]
+            rows = list(csv.DictReader(fh))
+            for i, row in enumerate(rows, start=2):
+                if None in row or None in row.values():
+                    given = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None, []))
+                    raise ValueError(f"--csv: line {i} of {path} has {given} fields where "
+                                     f"{len(COLUMNS)} were expected")
+            return [{k: (v if k in text else float(v)) for k, v in row.items()} for row in rows]
         rows = []
         for raw in fh:
             f = raw.split()

@@ -9,7 +9,9 @@
   ``O_APPEND`` descriptor (optionally fsync'd). A kill can at worst leave a torn last line;
   the next append cuts it off first, and ``read_lines`` skips it. Any other line that is
   not a JSON object is damage: ``read_lines`` refuses it (``BadFile``, naming the line).
-  ``append_text_line`` is the same append for any one line (bench/noise_grid.py's CSV rows).
+  ``append_text_line`` is the same append for any one line (bench/noise_grid.py's CSV rows,
+  appended by several workers at once: ``shared``, the file's torn line cut once by
+  ``cut_torn_line`` before they start).
 - ``uninterrupted`` and ``interruptible`` (issue 25): under ``interruptible`` (the CLI's
   entry point), SIGINT and SIGTERM raise ``Interrupted`` in the main thread, but never inside
   a ``with uninterrupted:`` block: a signal there is held until the block ends, so a write and
@@ -401,23 +403,28 @@ def append_line(path: str | os.PathLike, entry: dict[str, Any], fsync: bool = Fa
     append_text_line(path, json.dumps(entry, separators=(",", ":")), fsync)
 
 
-def append_text_line(path: str | os.PathLike, line: str, fsync: bool = False) -> None:
+def append_text_line(path: str | os.PathLike, line: str, fsync: bool = False, *, shared: bool = False) -> None:
     """Append ``line`` (no newline in it) and a newline in one ``write`` (appenders never
-    interleave), uninterrupted by Ctrl-C, after cutting off a torn last line that a killed
-    writer left; with ``fsync``, it is on disk when this returns. ``append_line`` writes JSON
-    lines with it, bench/noise_grid.py CSV rows."""
+    interleave), uninterrupted by Ctrl-C; with ``fsync``, it is on disk when this returns.
+    ``append_line`` writes JSON lines with it, bench/noise_grid.py CSV rows.
+
+    A file with one writer (a journal under its lock) is created if missing, and a torn last
+    line that a killed writer left is cut off first. With ``shared`` (several processes append
+    at once) the file must exist and nothing is cut: a cut is a read then a truncate, and two
+    appenders interleaving them could erase each other's lines, so the file's owner cuts a
+    torn line once (``cut_torn_line``) before the appenders start."""
     if "\n" in line or "\r" in line:
         raise ValueError(f"line must be one line, got {line[:80]!r}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    created = not path.exists()
+    if not shared:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    created = not shared and not path.exists()
     data = (line + "\n").encode()
     with uninterrupted:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, (os.O_WRONLY | os.O_APPEND) if shared else (os.O_RDWR | os.O_APPEND | os.O_CREAT), 0o644)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn last line: cut it off
-                os.ftruncate(fd, _whole_lines(fd, size))
+            if not shared:
+                _cut_torn(fd)
             write_all(fd, data, path)
             if fsync:
                 os.fsync(fd)
@@ -425,6 +432,26 @@ def append_text_line(path: str | os.PathLike, line: str, fsync: bool = False) ->
             os.close(fd)
         if fsync and created:
             fsync_folder(path.parent)
+
+
+def cut_torn_line(path: str | os.PathLike) -> None:
+    """Cut off a last line with no newline (what a writer killed mid-``write`` leaves); a
+    missing or empty file is left alone."""
+    with uninterrupted:
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return
+        try:
+            _cut_torn(fd)
+        finally:
+            os.close(fd)
+
+
+def _cut_torn(fd: int) -> None:
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.ftruncate(fd, _whole_lines(fd, size))
 
 
 def write_all(fd: int, data: bytes, path: str | os.PathLike) -> None:

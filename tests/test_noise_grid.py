@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qbo.files import append_text_line
+from qbo.files import append_text_line, cut_torn_line
 from tests.support.bench import BENCH, bench_module
 
 
@@ -86,19 +86,43 @@ def test_rows_are_appended_as_done_and_skipped_when_rerun(grid, tmp_path, capsys
     assert len(grid.read_rows(csv)) == 1
 
 
-def test_a_row_torn_by_a_killed_grid_is_cut_off_by_the_next_append(grid, tmp_path):
-    """Rows go through ``qbo.files.append_text_line`` (the journals' append): a torn last line
-    is cut before the next row, so the CSV reads back whole."""
+def test_a_row_torn_by_a_killed_grid_is_cut_off_when_the_grid_starts_again(grid, tmp_path):
+    """A grid killed mid-row leaves a torn last line: ``start_csv`` cuts it before it reads the
+    rows done, so that row is not counted as done and runs again, and the rows after it append
+    to whole lines (workers append with ``shared``, which cuts nothing)."""
     csv = str(tmp_path / "grid.csv")
     grid.start_csv(csv)
     row = {c: i for i, c in enumerate(grid.COLUMNS)} | {"snapshot": "fake_fez", "oracle": "bernoulli",
                                                         "method": "mlae", "budget": "x1"}
     grid.append_row(csv, row)
-    with open(csv, "a") as fh:
-        fh.write("fake_fez,bernoulli,1,auto")  # a kill mid-row
+    whole = ",".join(str((row | {"budget": "x10"})[c]) for c in grid.COLUMNS)
+    for torn in (whole[:30], whole):  # in the numbers, and only the newline lost
+        with open(csv, "a") as fh:
+            fh.write(torn)
+        assert grid.start_csv(csv) == {("fake_fez", "bernoulli", "mlae", "x1")}
     grid.append_row(csv, row | {"budget": "x10"})
     assert [r["budget"] for r in grid.read_rows(csv)] == ["x1", "x10"]
-    assert grid.start_csv(csv) == {("fake_fez", "bernoulli", "mlae", "x1"), ("fake_fez", "bernoulli", "mlae", "x10")}
+
+
+def test_a_short_row_is_named(grid, tmp_path):
+    csv = tmp_path / "grid.csv"
+    csv.write_text(",".join(grid.COLUMNS) + "\nfake_fez,bernoulli,1\n")
+    with pytest.raises(ValueError, match="line 2 of .* has 3 fields where 16 were expected"):
+        grid.start_csv(str(csv))
+
+
+def test_a_shared_append_needs_the_file_and_cuts_nothing(tmp_path):
+    path = tmp_path / "f.csv"
+    with pytest.raises(FileNotFoundError):
+        append_text_line(path, "a", shared=True)
+    path.write_text("a\nb")
+    append_text_line(path, "c", shared=True)
+    assert path.read_text() == "a\nbc\n"
+    cut_torn_line(path)  # whole lines: nothing to cut
+    assert path.read_text() == "a\nbc\n"
+    path.write_text("a\nb")
+    cut_torn_line(path)
+    assert path.read_text() == "a\n"
 
 
 def test_a_line_with_a_newline_is_not_appended(tmp_path):
