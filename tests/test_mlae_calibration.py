@@ -6,26 +6,19 @@ those misses ran and fits them as the estimator does."""
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from tests.support.bench import BENCH, bench_module
+from tests.support.bench import bench_script
 
 
 @pytest.fixture(scope="module")
 def calibration():
-    """The script imports its siblings ``noise`` and ``noise_grid`` as top-level modules."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        return bench_module("mlae_calibration")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_script("mlae_calibration")
 
 
 @pytest.mark.slow

@@ -12,17 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qbo.files import append_text_line, cut_torn_line
-from tests.support.bench import BENCH, bench_module
+from tests.support.bench import bench_script
 
 
 @pytest.fixture(scope="module")
 def grid():
-    """The script imports its sibling ``noise`` as a top-level module, as it does from bench/."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        return bench_module("noise_grid")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_script("noise_grid")
 
 
 def test_executor_seeds_differ_across_cells_methods_budgets_and_amplitudes(grid):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -17,3 +18,13 @@ def bench_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def bench_script(name: str) -> ModuleType:
+    """``bench/NAME.py`` for a script that imports its siblings (``noise``, ``noise_grid``) as
+    top-level modules, as it does when run from bench/: bench/ is on ``sys.path`` while it loads."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return bench_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
